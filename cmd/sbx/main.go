@@ -1,0 +1,222 @@
+// Command sbx runs a command under an OS sandbox.
+//
+//	sbx [flags] -- COMMAND [ARG...]
+//	sbx [flags] -c 'STRING'
+//	sbx doctor [--json]
+//	sbx version
+//
+// It is thin wiring: flags and settings become a policy.Policy, the Policy
+// becomes a sandbox.Plan, and the plan runs. See the README for every flag.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbx-sh/sbx/policy"
+	"github.com/sbx-sh/sbx/sandbox"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		sandbox.InitMain(os.Args[2:])
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			return cmdVersion(stdout)
+		case "doctor":
+			return cmdDoctor(args[1:], stdout, stderr)
+		}
+	}
+	return cmdRun(args, stdout, stderr)
+}
+
+// list is a repeatable string flag.
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+type fdList []int
+
+func (l *fdList) String() string { return fmt.Sprint(*l) }
+func (l *fdList) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 3 || n > 1<<20 {
+		return fmt.Errorf("%q is not a descriptor number of 3 or more", v)
+	}
+	*l = append(*l, n)
+	return nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sbx", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var in policy.Input
+	var settings, allowRead, denyRead, allowWrite, denyWrite list
+	var passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock, publish list
+	var keep fdList
+	fs.Var(&settings, "settings", "")
+	fs.StringVar(&in.ManagedSettings, "managed-settings", "", "")
+	fs.Var(&allowRead, "allow-read", "")
+	fs.Var(&denyRead, "deny-read", "")
+	fs.Var(&allowWrite, "allow-write", "")
+	fs.Var(&denyWrite, "deny-write", "")
+	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
+	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
+	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
+	fs.BoolVar(&in.ClearEnv, "clear-env", false, "")
+	fs.Var(&passEnv, "pass-env", "")
+	fs.Var(&setEnv, "set-env", "")
+	fs.Var(&unsetEnv, "unset-env", "")
+	fs.Var(&allowDomain, "allow-domain", "")
+	fs.Var(&denyDomain, "deny-domain", "")
+	fs.Var(&allowSock, "allow-unix-socket", "")
+	fs.BoolVar(&in.AllowAllUnixSockets, "allow-all-unix-sockets", false, "")
+	fs.BoolVar(&in.AllowLocalBinding, "allow-local-binding", false, "")
+	fs.Var(&publish, "publish", "")
+	fs.StringVar(&in.NetMode, "net", "", "")
+	fs.Var(&keep, "keep-fd", "")
+	timeout := fs.String("timeout", "", "")
+	dryRun := fs.Bool("dry-run", false, "")
+	shell := fs.String("c", "", "")
+	help := fs.Bool("help", false, "")
+	fs.BoolVar(help, "h", false, "")
+	if err := fs.Parse(args); err != nil {
+		return fail(stderr, "%v; see 'sbx --help'", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	rest := fs.Args()
+	shellSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "c" {
+			shellSet = true
+		}
+	})
+	switch {
+	case shellSet && len(rest) > 0:
+		return fail(stderr, "give either -c 'STRING' or -- COMMAND, not both")
+	case shellSet:
+		if strings.TrimSpace(*shell) == "" {
+			return fail(stderr, "-c needs a non-empty command string")
+		}
+		in.Argv = []string{"/bin/sh", "-c", *shell}
+	default:
+		in.Argv = rest
+	}
+	if len(in.Argv) == 0 || in.Argv[0] == "" {
+		return fail(stderr, "no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
+	}
+	if *timeout != "" {
+		d, err := time.ParseDuration(*timeout)
+		if err != nil || d <= 0 {
+			return fail(stderr, "--timeout %q: not a positive duration; use e.g. 30s, 5m, 1h30m", *timeout)
+		}
+		in.Timeout = d
+	}
+	in.Settings, in.AllowRead, in.DenyRead = settings, allowRead, denyRead
+	in.AllowWrite, in.DenyWrite = allowWrite, denyWrite
+	in.PassEnv, in.SetEnv, in.UnsetEnv = passEnv, setEnv, unsetEnv
+	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
+	in.KeepFDs = keep
+	for _, k := range keep {
+		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", k)); err != nil {
+			return fail(stderr, "--keep-fd %d: descriptor %d is not open", k, k)
+		}
+	}
+	var err error
+	if in.Cwd, err = os.Getwd(); err != nil {
+		return fail(stderr, "cannot determine the working directory: %v", err)
+	}
+	in.Home, _ = os.UserHomeDir()
+	if in.Home == "" {
+		in.Home = "/"
+	}
+	in.Self, _ = os.Executable()
+	in.Environ = os.Environ()
+	in.UID, in.GID = os.Getuid(), os.Getgid()
+
+	p, err := policy.Build(in)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	plan, err := sandbox.Compute(p)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if *dryRun {
+		out := struct {
+			Policy *policy.Policy `json:"policy"`
+			Plan   *sandbox.Plan  `json:"plan"`
+		}{p, plan}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return 0
+	}
+	if p.Filesystem.Disabled {
+		fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
+	}
+	if p.Network.Mode == "host" {
+		fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
+	}
+	return sandbox.Run(plan, stderr)
+}
+
+func fail(w io.Writer, format string, a ...any) int {
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintf(w, "sbx: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	return 125
+}
+
+const usage = `sbx — run a command in a sandbox
+
+  sbx [flags] -- COMMAND [ARG...]
+  sbx [flags] -c 'STRING'          runs /bin/sh -c STRING
+  sbx doctor [--json]              what this kernel supports, the mode sbx will use
+  sbx version
+
+Policy:
+  --settings FILE        srt / Claude Code settings JSON (repeatable; arrays merge, later scalars win)
+  --managed-settings F   managed layer (its allowManaged…Only keys are honoured)
+  --allow-read PATH      re-open PATH inside a denied region (filesystem.allowRead)
+  --deny-read PATH       hide PATH (filesystem.denyRead)
+  --allow-write PATH     make PATH writable (filesystem.allowWrite)
+  --deny-write PATH      keep PATH read-only even inside a writable one (filesystem.denyWrite)
+  --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
+  --allow-pty            pseudo-terminals (allowPty)
+  --weaker-nested        Landlock + seccomp only, for hosts without user namespaces
+Network:
+  --net none|filtered|host   default none (filtered when domains are allowed)
+  --allow-all-unix-sockets   let the command create Unix sockets
+  --allow-local-binding      let the command listen on the sandbox's loopback
+Environment:
+  --clear-env  --pass-env NAME  --set-env K=V  --unset-env NAME   (NAME may be a glob)
+Process:
+  --timeout DURATION     kill the whole sandbox after DURATION, exit 124
+  --keep-fd N            pass descriptor N to the command (all others beyond 2 are closed)
+  --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
+
+Exit status: the command's; 128+N if it died of signal N; 124 timeout;
+125 sbx failed (nothing was run); 126 not executable; 127 not found.
+`

@@ -1,0 +1,125 @@
+//go:build linux
+
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The three Landlock system calls, thread-local. (go-landlock's syscall
+// package is not imported: in cgo builds it links libpsx, which wraps
+// pthread_create process-wide, and sbx needs the thread-local form only.)
+
+func createRuleset(attr *unix.LandlockRulesetAttr, size uintptr, flags uintptr) (int, error) {
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(attr)), size, flags)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+func addRule(fd int, typ uintptr, attr unsafe.Pointer) error {
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), typ, uintptr(attr), 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// netPortAttr is struct landlock_net_port_attr.
+type netPortAttr struct {
+	allowed uint64
+	port    uint64
+}
+
+const ruleNetPort = 2
+
+// ABI returns the kernel's Landlock ABI version, 0 when unavailable.
+func ABI() int {
+	v, err := createRuleset(nil, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// fsMask is every filesystem right the given ABI knows.
+func fsMask(abi int) uint64 {
+	m := uint64(1<<13 - 1)
+	if abi >= 2 {
+		m |= accessRefer
+	}
+	if abi >= 3 {
+		m |= accessTruncate
+	}
+	if abi >= 5 {
+		m |= accessIoctlDev
+	}
+	return m
+}
+
+// RestrictThread applies rs to the calling OS thread (not the whole
+// process). The caller must hold the thread (runtime.LockOSThread) and
+// never release it. Paths that do not exist in the caller's view are
+// skipped. It returns the ABI used.
+func (rs Ruleset) RestrictThread() (int, error) {
+	abi := ABI()
+	if abi < 1 {
+		return 0, errors.New("landlock: not available in this kernel (needs CONFIG_SECURITY_LANDLOCK and \"landlock\" in the lsm= boot list)")
+	}
+	mask := fsMask(abi)
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: mask}
+	size := unsafe.Sizeof(attr.Handled_access_fs)
+	if abi >= 4 && rs.RestrictTCP {
+		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	}
+	if abi >= 4 {
+		size += unsafe.Sizeof(attr.Handled_access_net)
+	}
+	if abi >= 6 {
+		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+		size += unsafe.Sizeof(attr.Scoped)
+	}
+	fd, err := createRuleset(&attr, size, 0)
+	if err != nil {
+		return abi, fmt.Errorf("landlock: create ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, r := range rs.Rules {
+		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // not in this view
+		}
+		var st unix.Stat_t
+		access := r.Access & mask
+		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			access &= fileRights
+		}
+		if access != 0 {
+			pb := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
+			err = addRule(fd, unix.LANDLOCK_RULE_PATH_BENEATH, unsafe.Pointer(&pb))
+		}
+		unix.Close(pfd)
+		if err != nil {
+			return abi, fmt.Errorf("landlock: rule for %s: %w", r.Path, err)
+		}
+	}
+	if attr.Handled_access_net != 0 {
+		for _, port := range rs.ConnectPorts {
+			np := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
+			if err := addRule(fd, ruleNetPort, unsafe.Pointer(&np)); err != nil {
+				return abi, fmt.Errorf("landlock: port rule %d: %w", port, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return abi, fmt.Errorf("landlock: no_new_privs: %w", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
+		return abi, fmt.Errorf("landlock: restrict self: %w", e)
+	}
+	return abi, nil
+}

@@ -1,0 +1,182 @@
+package landlock
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// Filesystem access rights, in the kernel's bit layout (uapi/linux/landlock.h).
+const (
+	accessExecute    = 1 << 0
+	accessWriteFile  = 1 << 1
+	accessReadFile   = 1 << 2
+	accessReadDir    = 1 << 3
+	accessRemoveDir  = 1 << 4
+	accessRemoveFile = 1 << 5
+	accessMakeChar   = 1 << 6
+	accessMakeDir    = 1 << 7
+	accessMakeReg    = 1 << 8
+	accessMakeSock   = 1 << 9
+	accessMakeFifo   = 1 << 10
+	accessMakeBlock  = 1 << 11
+	accessMakeSym    = 1 << 12
+	accessRefer      = 1 << 13 // ABI 2
+	accessTruncate   = 1 << 14 // ABI 3
+	accessIoctlDev   = 1 << 15 // ABI 5
+)
+
+// Access right groups used by Plan.
+const (
+	Read  = accessReadFile | accessReadDir | accessExecute
+	Write = accessWriteFile | accessTruncate | accessRemoveDir | accessRemoveFile |
+		accessMakeDir | accessMakeReg | accessMakeSym | accessMakeSock | accessMakeFifo | accessRefer
+	Device = accessReadFile | accessWriteFile | accessTruncate | accessIoctlDev
+	// fileRights are the rights that make sense on a non-directory.
+	fileRights = accessExecute | accessWriteFile | accessReadFile | accessTruncate | accessIoctlDev
+)
+
+// Rule grants Access beneath Path (a file or a directory).
+type Rule struct {
+	Path   string `json:"path"`
+	Access uint64 `json:"access"`
+}
+
+// Ruleset is the whole Landlock statement for one sandbox. It is a plain
+// value: computed by Plan, serialised to the sandbox, applied there.
+type Ruleset struct {
+	Rules []Rule `json:"rules"`
+	// RestrictTCP handles TCP bind and connect; ConnectPorts are the only
+	// ports the command may connect to.
+	RestrictTCP  bool     `json:"restrictTcp"`
+	ConnectPorts []uint16 `json:"connectPorts,omitempty"`
+	// Notes explain where Landlock leaves enforcement to the mount view.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Options are the facts Plan needs beyond the Policy.
+type Options struct {
+	// Weaker is the mode without namespaces: no mount view, no private /tmp.
+	Weaker bool
+	// ProxyPorts are loopback ports the command may connect to.
+	ProxyPorts []uint16
+}
+
+// Plan computes the Ruleset for p.
+func Plan(p *policy.Policy, o Options) Ruleset {
+	var rs Ruleset
+	fs := p.Filesystem
+	writable := WritableRoots(p)
+	if fs.Disabled {
+		rs.Rules = append(rs.Rules, Rule{Path: "/", Access: Read | Write | Device})
+	} else {
+		rs.Rules = append(rs.Rules, readRules(fs.DenyRead, fs.AllowRead, writable, o.Weaker, &rs.Notes)...)
+		for _, w := range writable {
+			rs.Rules = append(rs.Rules, Rule{Path: w, Access: Read | Write})
+		}
+		if !o.Weaker {
+			rs.Rules = append(rs.Rules, Rule{Path: "/tmp", Access: Read | Write}, Rule{Path: "/dev/shm", Access: Read | Write})
+		}
+		for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
+			rs.Rules = append(rs.Rules, Rule{Path: d, Access: Device})
+		}
+		if p.AllowPty {
+			rs.Rules = append(rs.Rules, Rule{Path: "/dev/pts", Access: Device | accessReadDir}, Rule{Path: "/dev/ptmx", Access: Device})
+		}
+	}
+	if !p.Network.AllowLocalBinding && p.Network.Mode != "host" {
+		rs.RestrictTCP = true
+		rs.ConnectPorts = append(rs.ConnectPorts, o.ProxyPorts...)
+	}
+	return rs
+}
+
+// WritableRoots are the allowWrite paths not inside a denyWrite path.
+func WritableRoots(p *policy.Policy) []string {
+	var out []string
+	for _, w := range p.Filesystem.AllowWrite {
+		denied := false
+		for _, d := range p.Filesystem.DenyWrite {
+			if policy.Within(w, d) {
+				denied = true
+			}
+		}
+		if !denied {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// readRules splits the read grant on "/" around each denied path.
+func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []Rule {
+	grants := map[string]uint64{"/": Read}
+	sorted := append([]string(nil), deny...)
+	sort.Strings(sorted)
+	for _, d := range sorted {
+		if d == "/" {
+			delete(grants, "/")
+			continue
+		}
+		parent := filepath.Dir(d)
+		if !weaker && insideAny(parent, writable) {
+			*notes = append(*notes, "read-deny of "+d+" is enforced by the mount view only: its parent is writable")
+			continue
+		}
+		// Find the granted hierarchy containing d and split it.
+		g := ""
+		for path, acc := range grants {
+			if acc == Read && policy.Within(d, path) && len(path) > len(g) {
+				g = path
+			}
+		}
+		if g == "" || g == d {
+			delete(grants, d)
+			continue
+		}
+		delete(grants, g)
+		for dir := g; dir != d; {
+			next := childOnPath(dir, d)
+			grants[dir] |= accessReadDir
+			entries, err := os.ReadDir(dir)
+			if err == nil {
+				for _, e := range entries {
+					c := filepath.Join(dir, e.Name())
+					if c != next {
+						grants[c] |= Read
+					}
+				}
+			}
+			dir = next
+		}
+	}
+	for _, a := range allow {
+		if insideAny(a, deny) {
+			grants[a] |= Read
+		}
+	}
+	out := make([]Rule, 0, len(grants))
+	for path, acc := range grants {
+		out = append(out, Rule{Path: path, Access: acc})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func childOnPath(dir, target string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(target, dir), "/")
+	first, _, _ := strings.Cut(rest, "/")
+	return filepath.Join(dir, first)
+}
+
+func insideAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if policy.Within(p, r) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,247 @@
+package ns
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// Op kinds, in the order they are applied for one path.
+const (
+	OpRW   = "rw"   // bind the host path onto itself, writable
+	OpPin  = "pin"  // bind a directory of the view onto itself: it can no longer be renamed or removed
+	OpMask = "mask" // hide: empty mode-000 tmpfs (directory) or empty mode-000 file
+	OpRO   = "ro"   // bind the host path onto itself, read-only
+	OpStub = "stub" // create a missing protected name on the host for the run, bind it read-only, remove it afterwards
+)
+
+var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4}
+
+// Op is one step of the mount view. Path is absolute and the same on the
+// host and in the sandbox.
+type Op struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	// Dir: the masked or stubbed path is (or is created as) a directory.
+	Dir bool `json:"dir,omitempty"`
+	// Why names the policy entry or default that produced the op.
+	Why string `json:"why,omitempty"`
+}
+
+// MountPlan is the whole mount view, computed in the supervisor.
+type MountPlan struct {
+	Ops []Op `json:"ops"`
+	// Pty mounts a private devpts instance and /dev/ptmx.
+	Pty bool `json:"pty"`
+	// HostFS leaves the host's filesystem read-write (filesystem.disabled).
+	HostFS bool `json:"hostFs,omitempty"`
+}
+
+// PlanMounts computes the mount view for p. writable are the effective
+// writable roots (allowWrite minus anything under denyWrite).
+func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
+	fs := p.Filesystem
+	plan := MountPlan{Pty: p.AllowPty, HostFS: fs.Disabled}
+	if fs.Disabled {
+		return plan, nil
+	}
+	add := func(kind, path string, dir bool, why string) {
+		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
+	}
+	inWritable := func(path string) bool {
+		for _, w := range writable {
+			if policy.Within(path, w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range writable {
+		add(OpRW, w, true, "allowWrite")
+	}
+	for _, d := range fs.DenyWrite {
+		if inWritable(d) && exists(d) {
+			add(OpRO, d, false, "denyWrite")
+		}
+	}
+	for _, d := range fs.DenyRead {
+		st, err := os.Stat(d)
+		if err != nil {
+			continue // nothing to hide
+		}
+		add(OpMask, d, st.IsDir(), "denyRead")
+	}
+	for _, a := range fs.AllowRead {
+		for _, d := range fs.DenyRead {
+			if a != d && policy.Within(a, d) && exists(a) {
+				kind := OpRO
+				if inWritable(a) && !underAny(a, fs.DenyWrite) {
+					kind = OpRW
+				}
+				add(kind, a, false, "allowRead inside denyRead "+d)
+				break
+			}
+		}
+	}
+	prot := protectedOps(writable, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
+	if prot.err != nil {
+		return plan, prot.err
+	}
+	plan.Ops = append(plan.Ops, prot.ops...)
+	plan.Ops = dedupeOps(plan.Ops)
+	sort.SliceStable(plan.Ops, func(i, j int) bool {
+		a, b := plan.Ops[i], plan.Ops[j]
+		if da, db := depth(a.Path), depth(b.Path); da != db {
+			return da < db
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return opOrder[a.Kind] < opOrder[b.Kind]
+	})
+	return plan, nil
+}
+
+type protResult struct {
+	ops []Op
+	err error
+}
+
+// protectedOps finds the protected names under each writable root: every
+// existing one down to depth levels becomes read-only (with its ancestors
+// below the root pinned, so a rename of a parent cannot carry it away),
+// and a missing one directly in a writable root or in the working
+// directory is stubbed at its first missing component.
+func protectedOps(writable []string, cwd string, depth int, names []policy.Protected) protResult {
+	var r protResult
+	add := func(kind, path string, dir bool, why string) {
+		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
+	}
+	// The working directory first: a directory already walked is not
+	// walked again, and the working directory gets its own level 0.
+	// Pins run up to the enclosing writable root, so the working
+	// directory cannot be renamed away from its protections either.
+	type rootDir struct{ dir, pinTo string }
+	var roots []rootDir
+	for _, w := range writable {
+		if cwd != w && policy.Within(cwd, w) {
+			roots = append(roots, rootDir{cwd, w})
+			break
+		}
+	}
+	for _, w := range writable {
+		roots = append(roots, rootDir{w, w})
+	}
+	pinned := map[string]bool{}
+	pin := func(root, p string) {
+		for dir := filepath.Dir(p); dir != root && policy.Within(dir, root); dir = filepath.Dir(dir) {
+			if !pinned[dir] {
+				pinned[dir] = true
+				add(OpPin, dir, true, "ancestor of a protected path")
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var walk func(root, dir string, level int)
+	walk = func(root, dir string, level int) {
+		if seen[dir] || r.err != nil {
+			return
+		}
+		seen[dir] = true
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		have := make(map[string]os.DirEntry, len(entries))
+		for _, e := range entries {
+			have[e.Name()] = e
+		}
+		for _, pn := range names {
+			first, _, nested := strings.Cut(pn.Name, "/")
+			e, ok := have[first]
+			if !ok {
+				if level == 0 && !pn.OnlyIfFile {
+					add(OpStub, filepath.Join(dir, first), nested || pn.Dir, "protected "+pn.Name+" (missing)")
+				}
+				continue
+			}
+			full := filepath.Join(dir, pn.Name)
+			if e.Type()&os.ModeSymlink != 0 {
+				r.err = fmt.Errorf("protected path %s is a symlink inside a writable place; remove it or do not make %s writable", filepath.Join(dir, first), root)
+				return
+			}
+			if pn.OnlyIfFile {
+				if !e.IsDir() {
+					add(OpRO, full, false, "protected "+pn.Name)
+					pin(root, full)
+				}
+				continue
+			}
+			if nested {
+				if !e.IsDir() {
+					continue // e.g. .git is a file: covered by its own entry
+				}
+				st, err := os.Lstat(full)
+				switch {
+				case err == nil && st.Mode()&os.ModeSymlink != 0:
+					r.err = fmt.Errorf("protected path %s is a symlink inside a writable place; remove it or do not make %s writable", full, root)
+					return
+				case err == nil:
+					add(OpRO, full, st.IsDir(), "protected "+pn.Name)
+					pin(root, full)
+				case level == 0:
+					add(OpStub, full, pn.Dir, "protected "+pn.Name+" (missing)")
+					pin(root, full)
+				}
+				continue
+			}
+			add(OpRO, full, e.IsDir(), "protected "+pn.Name)
+			pin(root, full)
+		}
+		if level >= depth {
+			return
+		}
+		for _, e := range entries {
+			if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+				walk(root, filepath.Join(dir, e.Name()), level+1)
+			}
+		}
+	}
+	for _, rd := range roots {
+		walk(rd.pinTo, rd.dir, 0)
+	}
+	return r
+}
+
+func dedupeOps(ops []Op) []Op {
+	seen := map[string]bool{}
+	out := ops[:0]
+	for _, o := range ops {
+		k := o.Kind + "\x00" + o.Path
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if policy.Within(p, r) {
+			return true
+		}
+	}
+	return false
+}

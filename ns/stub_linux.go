@@ -1,0 +1,114 @@
+//go:build linux
+
+package ns
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// A stub is a missing protected name, created on the host for the length
+// of a run so a read-only mount can sit on it (a mount needs an existing
+// dentry; creating the name is the only way to stop the command creating
+// it). The protocol keeps concurrent runs in one directory safe:
+//
+//   - the creator marks the stub with the user xattr user.sbx.stub;
+//   - every run that uses a stub holds a shared flock on it;
+//   - at exit a run tries to upgrade to an exclusive lock; only if no other
+//     run holds the stub, and it is still a marked, empty stub at the same
+//     inode, is it removed.
+//
+// Init runs the removal after every sandboxed process is gone, also when
+// the supervisor was SIGKILLed (init sees its lifeline close). On file
+// systems without user xattrs only the creator removes a stub, so a stub
+// shared by overlapping runs can outlive them (documented limit).
+type stub struct {
+	path            string
+	dir             bool
+	fd              int
+	created, marked bool
+	dev             uint64
+	ino             uint64
+}
+
+const stubXattr = "user.sbx.stub"
+
+func createStub(path string, dir bool) (*stub, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		var err error
+		if dir {
+			err = unix.Mkdir(path, 0o755)
+		} else {
+			var fd int
+			fd, err = unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Close(fd)
+			}
+		}
+		created := err == nil
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return nil, fmt.Errorf("creating stub: %w", err)
+		}
+		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if dir {
+			flags |= unix.O_DIRECTORY
+		}
+		fd, err := unix.Open(path, flags, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue // removed by a run that just finished: try again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("opening stub (a symlink or a different kind of file appeared?): %w", err)
+		}
+		if created {
+			_ = unix.Fsetxattr(fd, stubXattr, []byte("1"), 0)
+		}
+		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("locking stub: %w", err)
+		}
+		var a, b unix.Stat_t
+		if unix.Fstat(fd, &a) != nil || unix.Lstat(path, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+			unix.Close(fd)
+			continue
+		}
+		_, xerr := unix.Fgetxattr(fd, stubXattr, nil)
+		return &stub{path: path, dir: dir, fd: fd, created: created, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
+	}
+	return nil, errors.New("creating stub: it keeps changing under us")
+}
+
+func (s *stub) release() { unix.Close(s.fd) }
+
+// remove unmounts the stub's read-only mount and deletes the stub if no
+// other run holds it and it is still what was created.
+func (s *stub) remove() {
+	defer s.release()
+	_ = unix.Unmount(s.path, unix.MNT_DETACH)
+	if err := unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return // another run still uses it; the last one removes it
+	}
+	var st unix.Stat_t
+	if unix.Lstat(s.path, &st) != nil || st.Dev != s.dev || st.Ino != s.ino {
+		return
+	}
+	if s.dir {
+		_ = unix.Rmdir(s.path) // fails, rightly, if something was put inside
+	} else if st.Size == 0 {
+		_ = unix.Unlink(s.path)
+	}
+}
+
+// Close removes the stubs this view created. Call it once every process
+// of the sandbox is gone.
+func (v *View) Close() {
+	if v == nil {
+		return
+	}
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		v.stubs[i].remove()
+	}
+	v.stubs = nil
+}

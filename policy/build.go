@@ -1,0 +1,381 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Input is everything Build needs: the flags as given, the settings files
+// to read, and the caller's context (working directory, home, environment).
+type Input struct {
+	Settings        []string // --settings, in order
+	ManagedSettings string   // --managed-settings
+
+	AllowRead, DenyRead, AllowWrite, DenyWrite []string
+	AllowGitConfig, AllowPty, WeakerNested     bool
+
+	AllowDomains, DenyDomains, AllowUnixSockets []string
+	AllowAllUnixSockets, AllowLocalBinding      bool
+	NetMode                                     string // "", "none", "filtered", "host"
+	Publish                                     []string
+
+	ClearEnv                  bool
+	PassEnv, SetEnv, UnsetEnv []string
+	Timeout                   time.Duration
+	KeepFDs                   []int
+	Argv                      []string
+	Cwd, Home, Self           string
+	Environ                   []string
+	UID, GID                  int
+}
+
+// Build merges defaults, settings files and flags into a validated Policy.
+// Every error it returns is one line naming the bad input and what to do.
+func Build(in Input) (*Policy, error) {
+	if in.Cwd == "" || in.Home == "" {
+		return nil, errors.New("internal: Build needs Cwd and Home")
+	}
+	var layers []*layer
+	if in.ManagedSettings != "" {
+		l, err := readLayer(in.ManagedSettings, true)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+	}
+	for _, f := range in.Settings {
+		l, err := readLayer(f, false)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+	}
+	// Flags are the last layer.
+	flags := &layer{file: "command line"}
+	flags.allowRead = entries(in.AllowRead)
+	flags.denyRead = entries(in.DenyRead)
+	flags.allowWrite = entries(in.AllowWrite)
+	flags.denyWrite = entries(in.DenyWrite)
+	flags.allowedDomains = in.AllowDomains
+	flags.deniedDomains = in.DenyDomains
+	flags.allowUnixSockets = in.AllowUnixSockets
+	setTrue := func(b bool) *bool {
+		if b {
+			return &b
+		}
+		return nil
+	}
+	flags.allowGitConfig = setTrue(in.AllowGitConfig)
+	flags.allowPty = setTrue(in.AllowPty)
+	flags.weakerNested = setTrue(in.WeakerNested)
+	flags.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
+	flags.allowLocalBinding = setTrue(in.AllowLocalBinding)
+	layers = append(layers, flags)
+
+	p := &Policy{}
+	p.Filesystem.SearchDepth = DefaultSearchDepth
+	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
+	managedDomainsOnly, managedReadOnly := false, false
+	for _, l := range layers {
+		managedDomainsOnly = managedDomainsOnly || l.managedDomainsOnly
+		managedReadOnly = managedReadOnly || l.managedReadOnly
+	}
+	for _, l := range layers {
+		p.Notes = append(p.Notes, l.notes...)
+		if !managedReadOnly || l.managed {
+			allowRead = append(allowRead, l.allowRead...)
+		}
+		denyRead = append(denyRead, l.denyRead...)
+		allowWrite = append(allowWrite, l.allowWrite...)
+		denyWrite = append(denyWrite, l.denyWrite...)
+		if !managedDomainsOnly || l.managed {
+			p.Network.AllowedDomains = append(p.Network.AllowedDomains, l.allowedDomains...)
+		}
+		p.Network.DeniedDomains = append(p.Network.DeniedDomains, l.deniedDomains...)
+		p.Network.DeniedResolvedAddresses = append(p.Network.DeniedResolvedAddresses, l.deniedResolved...)
+		p.Network.AllowUnixSockets = append(p.Network.AllowUnixSockets, l.allowUnixSockets...)
+		p.Network.AllowMachLookup = append(p.Network.AllowMachLookup, l.allowMachLookup...)
+		for k, v := range l.deniedReasons {
+			if p.Network.DeniedDomainReasons == nil {
+				p.Network.DeniedDomainReasons = map[string]string{}
+			}
+			p.Network.DeniedDomainReasons[k] = v
+		}
+		for k, v := range l.ignoreViolations {
+			if p.IgnoreViolations == nil {
+				p.IgnoreViolations = map[string][]string{}
+			}
+			p.IgnoreViolations[k] = append(p.IgnoreViolations[k], v...)
+		}
+		if l.commands != nil {
+			p.Commands = l.commands
+		}
+		scalar(&p.Filesystem.AllowGitConfig, l.allowGitConfig)
+		scalar(&p.Filesystem.Disabled, l.fsDisabled)
+		scalar(&p.Network.StrictAllowlist, l.strictAllowlist)
+		scalar(&p.Network.AllowAllUnixSockets, l.allowAllUnixSockets)
+		scalar(&p.Network.AllowLocalBinding, l.allowLocalBinding)
+		scalar(&p.AllowPty, l.allowPty)
+		scalar(&p.WeakerNested, l.weakerNested)
+		scalar(&p.EnableWeakerNetworkIsolation, l.weakerNetIso)
+		scalar(&p.AllowAppleEvents, l.appleEvents)
+		if l.searchDepth != nil {
+			p.Filesystem.SearchDepth = *l.searchDepth
+		}
+	}
+	if managedDomainsOnly {
+		p.Notes = append(p.Notes, "allowManagedDomainsOnly: only the managed settings' allowedDomains are honoured")
+	}
+	if managedReadOnly {
+		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
+	}
+
+	r := resolver{cwd: in.Cwd, home: in.Home}
+	var err error
+	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
+		return nil, err
+	}
+	if p.Filesystem.AllowWrite, err = r.all("allowWrite", allowWrite, true); err != nil {
+		return nil, err
+	}
+	if p.Filesystem.DenyWrite, err = r.all("denyWrite", denyWrite, false); err != nil {
+		return nil, err
+	}
+	userDeny, err := r.all("denyRead", denyRead, false)
+	if err != nil {
+		return nil, err
+	}
+	defaults, err := r.all("built-in denyRead", entries(DefaultDenyRead), false)
+	if err != nil {
+		return nil, err
+	}
+	// A default credential location is re-opened by an allowRead that
+	// names it exactly; one inside it is re-opened by the mount view.
+	allowed := map[string]bool{}
+	for _, a := range p.Filesystem.AllowRead {
+		allowed[a] = true
+	}
+	for _, d := range defaults {
+		if !allowed[d] {
+			p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, d)
+		}
+	}
+	p.Filesystem.DenyRead = dedupe(append(p.Filesystem.DenyRead, userDeny...))
+	if in.Self != "" {
+		if self, err := filepath.EvalSymlinks(in.Self); err == nil {
+			p.Process.Self = self
+			p.Filesystem.DenyWrite = dedupe(append(p.Filesystem.DenyWrite, self))
+		}
+	}
+	if p.Filesystem.Disabled {
+		p.Notes = append(p.Notes, "filesystem.disabled: every filesystem rule is dropped, the mandatory ones too")
+	}
+
+	// Network mode and sockets.
+	switch in.NetMode {
+	case "":
+		p.Network.Mode = "none"
+		if len(p.Network.AllowedDomains) > 0 {
+			p.Network.Mode = "filtered"
+		}
+	case "none", "filtered", "host":
+		p.Network.Mode = in.NetMode
+	default:
+		return nil, fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
+	}
+	p.Network.Publish = in.Publish
+	socks, err := r.all("allowUnixSockets", entries(p.Network.AllowUnixSockets), false)
+	if err != nil {
+		return nil, err
+	}
+	p.Network.AllowUnixSockets = socks
+
+	// Process.
+	if len(in.Argv) == 0 || in.Argv[0] == "" {
+		return nil, errors.New("no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
+	}
+	if in.Timeout < 0 {
+		return nil, fmt.Errorf("--timeout %v: must be positive", in.Timeout)
+	}
+	p.Process = Process{
+		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs,
+		Home: in.Home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
+	}
+	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, in.PassEnv, in.UnsetEnv, in.SetEnv)
+	if err != nil {
+		return nil, err
+	}
+	p.Process.Env = env
+	p.Process.Removed = removed
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
+	}
+	return p, nil
+}
+
+func scalar(dst *bool, v *bool) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func entries(ss []string) []pathEntry {
+	out := make([]pathEntry, len(ss))
+	for i, s := range ss {
+		out[i] = pathEntry{path: s}
+	}
+	return out
+}
+
+func dedupe(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type resolver struct{ cwd, home string }
+
+// all resolves every entry of one list; mustExist makes a missing path an
+// error (allowWrite: there is nothing to make writable).
+func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, error) {
+	var out []string
+	for _, e := range es {
+		abs, err := r.abs(e.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+		}
+		if !e.literal && strings.ContainsAny(abs, "*?[") {
+			matches, err := filepath.Glob(abs)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: bad glob pattern: %w", key, e.path, err)
+			}
+			sort.Strings(matches)
+			for _, m := range matches {
+				if real, err := filepath.EvalSymlinks(m); err == nil {
+					out = append(out, real)
+				}
+			}
+			continue
+		}
+		real, exists, err := Resolve(abs)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+		}
+		if mustExist && !exists {
+			return nil, fmt.Errorf("%s %q: %s does not exist; create it first or fix the path", key, e.path, abs)
+		}
+		out = append(out, real)
+	}
+	return dedupe(out), nil
+}
+
+func (r resolver) abs(p string) (string, error) {
+	switch {
+	case p == "~":
+		p = r.home
+	case strings.HasPrefix(p, "~/"):
+		p = filepath.Join(r.home, p[2:])
+	case strings.HasPrefix(p, "~"):
+		return "", errors.New("~user paths are not supported; write the absolute path")
+	case !filepath.IsAbs(p):
+		p = filepath.Join(r.cwd, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// Resolve returns p with every symlink resolved. For a path that does not
+// exist, the longest existing prefix is resolved and the rest appended, so
+// a rule on a future file still lands on the right directory.
+func Resolve(p string) (real string, exists bool, err error) {
+	real, err = filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, true, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallENOTDIR) {
+		return "", false, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	dir, base := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if dir == p || base == "" {
+		return p, false, nil
+	}
+	parent, _, err := Resolve(dir)
+	if err != nil {
+		return "", false, err
+	}
+	return filepath.Join(parent, base), false, nil
+}
+
+// Within reports whether p is root or lies below it (both clean, absolute).
+func Within(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+// FilterEnv computes the command's environment from the caller's.
+// Order: start from environ (nothing with clearEnv, except pass entries);
+// drop DefaultDeniedEnv unless kept by pass; drop unset; apply set (K=V).
+// pass and unset entries may be globs. It returns the environment and the
+// names it removed.
+func FilterEnv(environ []string, clearEnv bool, pass, unset, set []string) (env, removed []string, err error) {
+	for _, pat := range append(append([]string{}, pass...), unset...) {
+		if _, err := path.Match(pat, ""); err != nil || pat == "" {
+			return nil, nil, fmt.Errorf("environment name pattern %q is malformed; use a name or a glob like AWS_*", pat)
+		}
+	}
+	matchAny := func(name string, pats []string) bool {
+		for _, p := range pats {
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		keep := matchAny(k, pass)
+		switch {
+		case clearEnv && !keep:
+			continue
+		case !keep && matchAny(k, DefaultDeniedEnv):
+			removed = append(removed, k)
+			continue
+		case matchAny(k, unset):
+			removed = append(removed, k)
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, kv := range set {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return nil, nil, fmt.Errorf("--set-env %q: use KEY=VALUE", kv)
+		}
+		out := env[:0]
+		for _, e := range env {
+			if ek, _, _ := strings.Cut(e, "="); ek != k {
+				out = append(out, e)
+			}
+		}
+		env = append(out, kv)
+	}
+	return env, removed, nil
+}

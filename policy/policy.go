@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Policy is the merged, validated result of defaults, settings files and
+// flags. Paths in it are absolute and symlink-resolved. It is built once by
+// Build and treated as immutable afterwards.
+type Policy struct {
+	Filesystem Filesystem `json:"filesystem"`
+	Network    Network    `json:"network"`
+
+	AllowPty                     bool `json:"allowPty"`
+	WeakerNested                 bool `json:"enableWeakerNestedSandbox"`
+	AllowNestedUserNamespaces    bool `json:"allowNestedUserNamespaces"`
+	EnableWeakerNetworkIsolation bool `json:"enableWeakerNetworkIsolation"`
+	AllowAppleEvents             bool `json:"allowAppleEvents"`
+
+	// IgnoreViolations maps a command substring ("*" for every command) to
+	// path substrings whose violations are not reported.
+	IgnoreViolations map[string][]string `json:"ignoreViolations,omitempty"`
+
+	// Commands is the raw "commands" section for the command gate (package
+	// check); nil when absent.
+	Commands json.RawMessage `json:"commands,omitempty"`
+
+	// Process is what to run and how.
+	Process Process `json:"process"`
+
+	// Notes are human-readable remarks about accepted-but-ignored keys.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Filesystem is the file access part of a Policy.
+type Filesystem struct {
+	// Disabled drops every filesystem rule, the mandatory ones too
+	// (filesystem.disabled). The mount view then is the host's, read-write.
+	Disabled bool `json:"disabled,omitempty"`
+
+	AllowRead  []string `json:"allowRead"`
+	DenyRead   []string `json:"denyRead"`
+	AllowWrite []string `json:"allowWrite"`
+	DenyWrite  []string `json:"denyWrite"`
+
+	AllowGitConfig bool `json:"allowGitConfig"`
+	// SearchDepth is how many directory levels below each writable root
+	// are searched for existing protected names (mandatoryDenySearchDepth).
+	SearchDepth int `json:"mandatoryDenySearchDepth"`
+}
+
+// Network is the egress part of a Policy. The launcher enforces "no
+// network" by itself; the domain rules are enforced by package netproxy.
+type Network struct {
+	// Mode is "none", "filtered" or "host".
+	Mode                    string            `json:"mode"`
+	AllowedDomains          []string          `json:"allowedDomains"`
+	DeniedDomains           []string          `json:"deniedDomains"`
+	DeniedDomainReasons     map[string]string `json:"deniedDomainReasons,omitempty"`
+	DeniedResolvedAddresses []string          `json:"deniedResolvedAddresses,omitempty"`
+	StrictAllowlist         bool              `json:"strictAllowlist,omitempty"`
+	AllowUnixSockets        []string          `json:"allowUnixSockets"`
+	AllowAllUnixSockets     bool              `json:"allowAllUnixSockets"`
+	AllowLocalBinding       bool              `json:"allowLocalBinding"`
+	AllowMachLookup         []string          `json:"allowMachLookup,omitempty"`
+	Publish                 []string          `json:"publish,omitempty"`
+}
+
+// Process describes the command and its execution context.
+type Process struct {
+	Argv    []string      `json:"argv"`
+	Dir     string        `json:"dir"`
+	Env     []string      `json:"-"`
+	EnvKeys []string      `json:"envKeys"`
+	Removed []string      `json:"envRemoved,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
+	KeepFDs []int         `json:"keepFds,omitempty"`
+	Home    string        `json:"home"`
+	UID     int           `json:"uid"`
+	GID     int           `json:"gid"`
+	// Self is the resolved path of the sbx executable; it is always
+	// write-protected so a sandboxed command cannot rewrite its sandbox.
+	Self string `json:"self,omitempty"`
+}
+
+// Protected is one name that stays read-only inside writable places.
+type Protected struct {
+	// Name is a relative path such as ".bashrc" or ".git/hooks".
+	Name string
+	// Dir says the name is a directory (created missing as a directory).
+	Dir bool
+	// OnlyIfFile restricts protection to a non-directory (".git" as a
+	// file pointing elsewhere).
+	OnlyIfFile bool
+}
+
+// ProtectedNames returns the names that stay read-only inside writable
+// places unless explicitly allowed. allowGitConfig drops .git/config.
+//
+// Where they are enforced: every writable root and the working directory
+// (whether or not the name exists — a missing one cannot be created), and
+// every existing match found up to Filesystem.SearchDepth directory levels
+// below each writable root (default 3, srt's mandatoryDenySearchDepth).
+// The depth is bounded because the search runs on every start and must
+// stay cheap in trees of 100k files; directories created during the run
+// are not covered.
+func ProtectedNames(allowGitConfig bool) []Protected {
+	out := []Protected{
+		{Name: ".gitconfig"}, {Name: ".gitmodules"}, {Name: ".bashrc"},
+		{Name: ".bash_profile"}, {Name: ".zshrc"}, {Name: ".zprofile"},
+		{Name: ".profile"}, {Name: ".ripgreprc"}, {Name: ".mcp.json"},
+		{Name: ".vscode", Dir: true}, {Name: ".idea", Dir: true},
+		{Name: ".claude/commands", Dir: true}, {Name: ".claude/agents", Dir: true},
+		{Name: ".git/hooks", Dir: true},
+		{Name: ".git", OnlyIfFile: true},
+	}
+	if !allowGitConfig {
+		out = append(out, Protected{Name: ".git/config"})
+	}
+	return out
+}
+
+// DefaultSearchDepth is srt's default mandatoryDenySearchDepth.
+const DefaultSearchDepth = 3

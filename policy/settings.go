@@ -1,0 +1,364 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// layer is what one settings file says. Pointers distinguish "absent"
+// from the zero value so later files only override what they set.
+type layer struct {
+	file    string
+	managed bool
+
+	allowRead, denyRead, allowWrite, denyWrite []pathEntry
+	allowGitConfig, fsDisabled                 *bool
+	searchDepth                                *int
+
+	allowedDomains, deniedDomains, deniedResolved []string
+	deniedReasons                                 map[string]string
+	strictAllowlist                               *bool
+	allowUnixSockets, allowMachLookup             []string
+	allowAllUnixSockets, allowLocalBinding        *bool
+	managedDomainsOnly, managedReadOnly           bool
+
+	allowPty, weakerNested, weakerNetIso, appleEvents *bool
+	ignoreViolations                                  map[string][]string
+	commands                                          json.RawMessage
+
+	notes []string
+}
+
+type pathEntry struct {
+	path    string
+	literal bool
+}
+
+// keyKind says what sbx does with a settings key.
+type keyKind int
+
+const (
+	honoured keyKind = iota
+	ignoredHelper
+	harness
+	refused
+)
+
+// Keys documents every settings key sbx knows, by its dotted name in an
+// srt-shaped file (Claude Code files use the same names under "sandbox").
+// The README's settings table is generated from the same facts.
+var Keys = map[string]string{
+	"network.allowedDomains":               "honoured: egress allow-list (enforced by the proxy)",
+	"network.deniedDomains":                "honoured: checked first",
+	"network.deniedDomainReasons":          "honoured: text shown on refusal",
+	"network.strictAllowlist":              "honoured: sbx never asks interactively anyway",
+	"network.deniedResolvedAddresses":      "honoured: extra CIDRs refused after resolution",
+	"network.allowUnixSockets":             "honoured: socket paths the command may connect to",
+	"network.allowAllUnixSockets":          "honoured: every Unix socket",
+	"network.allowLocalBinding":            "honoured: bind/listen on the sandbox's loopback",
+	"network.allowMachLookup":              "honoured on macOS; no meaning on Linux",
+	"network.httpProxyPort":                "refused: sbx's own proxy is the only way out",
+	"network.socksProxyPort":               "refused: sbx's own proxy is the only way out",
+	"network.parentProxy":                  "refused: upstream proxies are not built",
+	"network.mitmProxy":                    "refused: TLS interception is not built",
+	"network.tlsTerminate":                 "refused: TLS interception is not built",
+	"network.allowManagedDomainsOnly":      "honoured from --managed-settings only",
+	"filesystem.allowRead":                 "honoured",
+	"filesystem.denyRead":                  "honoured",
+	"filesystem.allowWrite":                "honoured",
+	"filesystem.denyWrite":                 "honoured",
+	"filesystem.allowGitConfig":            "honoured",
+	"filesystem.disabled":                  "honoured: drops every filesystem rule (loudly)",
+	"filesystem.allowManagedReadPathsOnly": "honoured from --managed-settings only",
+	"ignoreViolations":                     "honoured",
+	"enableWeakerNestedSandbox":            "honoured: Landlock + seccomp only",
+	"enableWeakerNetworkIsolation":         "honoured on macOS; no meaning on Linux",
+	"allowPty":                             "honoured",
+	"allowAppleEvents":                     "honoured on macOS; no meaning on Linux",
+	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3",
+	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
+	"credentials":                          "refused: secret re-injection is not built",
+	"commands":                             "honoured: the command gate (sbx check)",
+	"ripgrep":                              "ignored with a note: sbx runs no helper binaries",
+	"seccomp":                              "ignored with a note: sbx runs no helper binaries",
+	"bwrapPath":                            "ignored with a note: sbx runs no helper binaries",
+	"socatPath":                            "ignored with a note: sbx runs no helper binaries",
+	"javaAgentJarPath":                     "ignored with a note: sbx runs no helper binaries",
+	"$schema":                              "ignored: editor hint",
+	"sandbox.enabled":                      "the harness's (Claude Code): not sbx's concern",
+	"sandbox.autoAllowBashIfSandboxed":     "the harness's (Claude Code): not sbx's concern",
+	"sandbox.excludedCommands":             "the harness's (Claude Code): not sbx's concern",
+	"sandbox.allowUnsandboxedCommands":     "the harness's (Claude Code): not sbx's concern",
+}
+
+func kindOf(key string) (keyKind, bool) {
+	d, ok := Keys[key]
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case strings.HasPrefix(d, "refused"):
+		return refused, true
+	case strings.HasPrefix(d, "ignored"):
+		return ignoredHelper, true
+	case strings.HasPrefix(d, "the harness's"):
+		return harness, true
+	}
+	return honoured, true
+}
+
+// SettingsError is a problem with one settings file. Its message is one
+// line naming the file, the key and what to do.
+type SettingsError struct {
+	File, Key, Problem string
+}
+
+func (e *SettingsError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("settings %s: %s", e.File, e.Problem)
+	}
+	return fmt.Sprintf("settings %s: key %q: %s", e.File, e.Key, e.Problem)
+}
+
+// readLayer loads and strictly validates one settings file.
+func readLayer(file string, managed bool) (*layer, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("cannot read: %v; check the path and permissions", unwrapPathErr(err))}
+	}
+	var top map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&top); err != nil {
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("invalid JSON: %v; it must be one JSON object", err)}
+	}
+	if dec.More() {
+		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object"}
+	}
+	if top == nil {
+		return nil, &SettingsError{File: file, Problem: "empty settings; it must be a JSON object with \"network\" and \"filesystem\" (srt) or \"sandbox\" (Claude Code)"}
+	}
+	l := &layer{file: file, managed: managed}
+	if sb, ok := top["sandbox"]; ok {
+		// Claude Code shape: the sandbox object holds our keys; the rest
+		// of the file is the harness's.
+		for k := range top {
+			if k != "sandbox" {
+				l.notes = append(l.notes, fmt.Sprintf("%s: top-level key %q is Claude Code's, not sbx's: ignored", file, k))
+			}
+		}
+		obj, err := object(file, "sandbox", sb)
+		if err != nil {
+			return nil, err
+		}
+		return l, l.parse(obj, "sandbox.")
+	}
+	for _, req := range []string{"network", "filesystem"} {
+		if _, ok := top[req]; !ok {
+			return nil, &SettingsError{File: file, Key: req, Problem: "missing; srt settings need both \"network\" and \"filesystem\" objects (they may be empty: {})"}
+		}
+	}
+	return l, l.parse(top, "")
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func object(file, key string, raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, &SettingsError{File: file, Key: key, Problem: "must be a JSON object"}
+	}
+	return m, nil
+}
+
+// parse walks obj, whose keys are named prefix+key in errors.
+func (l *layer) parse(obj map[string]json.RawMessage, prefix string) error {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw := obj[k]
+		switch k {
+		case "network", "filesystem":
+			sub, err := object(l.file, prefix+k, raw)
+			if err != nil {
+				return err
+			}
+			subKeys := make([]string, 0, len(sub))
+			for sk := range sub {
+				subKeys = append(subKeys, sk)
+			}
+			sort.Strings(subKeys)
+			for _, sk := range subKeys {
+				if err := l.leaf(k+"."+sk, prefix+k+"."+sk, sub[sk]); err != nil {
+					return err
+				}
+			}
+		default:
+			key := k
+			if prefix != "" {
+				if _, ok := Keys["sandbox."+k]; ok {
+					key = "sandbox." + k
+				}
+			}
+			if err := l.leaf(key, prefix+k, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// leaf handles one key; key is the canonical name, shown the name as in the file.
+func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
+	kind, known := kindOf(key)
+	if !known {
+		return &SettingsError{File: l.file, Key: shown, Problem: "unknown key; remove it or fix the spelling (sbx's README lists every key)"}
+	}
+	switch kind {
+	case refused:
+		return &SettingsError{File: l.file, Key: shown, Problem: Keys[key] + "; remove the key"}
+	case ignoredHelper, harness:
+		l.notes = append(l.notes, fmt.Sprintf("%s: %q %s", l.file, shown, strings.TrimPrefix(strings.TrimPrefix(Keys[key], "ignored with a note: "), "ignored: ")))
+		return nil
+	}
+	var err error
+	switch key {
+	case "network.allowedDomains":
+		l.allowedDomains, err = l.strings(shown, raw)
+	case "network.deniedDomains":
+		l.deniedDomains, err = l.strings(shown, raw)
+	case "network.deniedResolvedAddresses":
+		l.deniedResolved, err = l.strings(shown, raw)
+	case "network.deniedDomainReasons":
+		err = l.decode(shown, raw, &l.deniedReasons, "an object of domain → reason strings")
+	case "network.strictAllowlist":
+		l.strictAllowlist, err = l.boolean(shown, raw)
+	case "network.allowUnixSockets":
+		l.allowUnixSockets, err = l.strings(shown, raw)
+	case "network.allowMachLookup":
+		l.allowMachLookup, err = l.strings(shown, raw)
+	case "network.allowAllUnixSockets":
+		l.allowAllUnixSockets, err = l.boolean(shown, raw)
+	case "network.allowLocalBinding":
+		l.allowLocalBinding, err = l.boolean(shown, raw)
+	case "network.allowManagedDomainsOnly", "filesystem.allowManagedReadPathsOnly":
+		var b *bool
+		if b, err = l.boolean(shown, raw); err == nil && b != nil && *b {
+			if !l.managed {
+				l.notes = append(l.notes, fmt.Sprintf("%s: %q is honoured only from --managed-settings: ignored here", l.file, shown))
+			} else if key == "network.allowManagedDomainsOnly" {
+				l.managedDomainsOnly = true
+			} else {
+				l.managedReadOnly = true
+			}
+		}
+	case "filesystem.allowRead":
+		l.allowRead, err = l.paths(shown, raw)
+	case "filesystem.denyRead":
+		l.denyRead, err = l.paths(shown, raw)
+	case "filesystem.allowWrite":
+		l.allowWrite, err = l.paths(shown, raw)
+	case "filesystem.denyWrite":
+		l.denyWrite, err = l.paths(shown, raw)
+	case "filesystem.allowGitConfig":
+		l.allowGitConfig, err = l.boolean(shown, raw)
+	case "filesystem.disabled":
+		l.fsDisabled, err = l.boolean(shown, raw)
+	case "mandatoryDenySearchDepth":
+		var n int
+		if err = l.decode(shown, raw, &n, "an integer from 1 to 10"); err == nil {
+			if n < 1 || n > 10 {
+				return &SettingsError{File: l.file, Key: shown, Problem: fmt.Sprintf("%d is out of range; use an integer from 1 to 10", n)}
+			}
+			l.searchDepth = &n
+		}
+	case "ignoreViolations":
+		err = l.decode(shown, raw, &l.ignoreViolations, "an object of command substring → array of path substrings")
+	case "enableWeakerNestedSandbox":
+		l.weakerNested, err = l.boolean(shown, raw)
+	case "enableWeakerNetworkIsolation":
+		l.weakerNetIso, err = l.boolean(shown, raw)
+	case "allowPty":
+		l.allowPty, err = l.boolean(shown, raw)
+	case "allowAppleEvents":
+		l.appleEvents, err = l.boolean(shown, raw)
+	case "commands":
+		if _, err = object(l.file, shown, raw); err == nil {
+			l.commands = raw
+		}
+	default:
+		return &SettingsError{File: l.file, Key: shown, Problem: "known but not handled (a bug in sbx; please report it)"}
+	}
+	return err
+}
+
+func (l *layer) decode(shown string, raw json.RawMessage, v any, want string) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return &SettingsError{File: l.file, Key: shown, Problem: "must be " + want}
+	}
+	return nil
+}
+
+func (l *layer) boolean(shown string, raw json.RawMessage) (*bool, error) {
+	var b bool
+	if err := l.decode(shown, raw, &b, "true or false"); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+func (l *layer) strings(shown string, raw json.RawMessage) ([]string, error) {
+	var s []string
+	if err := l.decode(shown, raw, &s, "an array of strings"); err != nil {
+		return nil, err
+	}
+	for _, e := range s {
+		if strings.ContainsRune(e, 0) || strings.TrimSpace(e) == "" {
+			return nil, &SettingsError{File: l.file, Key: shown, Problem: fmt.Sprintf("entry %q is empty or contains a NUL byte", e)}
+		}
+	}
+	return s, nil
+}
+
+// paths accepts srt's (string | {path, literal})[].
+func (l *layer) paths(shown string, raw json.RawMessage) ([]pathEntry, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, &SettingsError{File: l.file, Key: shown, Problem: "must be an array of paths (strings or {\"path\": …, \"literal\": true})"}
+	}
+	out := make([]pathEntry, 0, len(items))
+	for _, it := range items {
+		var s string
+		if json.Unmarshal(it, &s) == nil {
+			out = append(out, pathEntry{path: s})
+			continue
+		}
+		var obj struct {
+			Path    *string `json:"path"`
+			Literal bool    `json:"literal"`
+		}
+		if err := l.decode(shown, it, &obj, "an array of paths (strings or {\"path\": …, \"literal\": true})"); err != nil || obj.Path == nil {
+			return nil, &SettingsError{File: l.file, Key: shown, Problem: "each entry must be a path string or {\"path\": …, \"literal\": true}"}
+		}
+		out = append(out, pathEntry{path: *obj.Path, literal: obj.Literal})
+	}
+	for _, e := range out {
+		if e.path == "" || strings.ContainsRune(e.path, 0) {
+			return nil, &SettingsError{File: l.file, Key: shown, Problem: fmt.Sprintf("path %q is empty or contains a NUL byte", e.path)}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,157 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+
+	"github.com/sbx-sh/sbx/ns"
+	"golang.org/x/sys/unix"
+)
+
+// InitArg is the hidden first argument that makes sbx run as the sandbox's
+// init: sbx __init PLANFD LIFELINEFD STATUSFD.
+const InitArg = "__sbx_init"
+
+// InitMain is the sandbox's PID 1. It never returns.
+func InitMain(args []string) {
+	fds := make([]int, 3)
+	for i := range fds {
+		if len(args) != 3 {
+			os.Exit(125)
+		}
+		n, err := strconv.Atoi(args[i])
+		if err != nil {
+			os.Exit(125)
+		}
+		fds[i] = n
+	}
+	closeExtraFDs() // our own pipes too: the command must not inherit them
+	statusW := os.NewFile(uintptr(fds[2]), "status")
+	fail := func(code int, format string, a ...any) {
+		sendStatus(statusW, status{Code: code, Error: fmt.Sprintf(format, a...)})
+		os.Exit(code)
+	}
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+	var pl Plan
+	planR := os.NewFile(uintptr(fds[0]), "plan")
+	if err := json.NewDecoder(planR).Decode(&pl); err != nil {
+		fail(125, "reading the plan: %v", err)
+	}
+	planR.Close()
+
+	view, err := ns.BuildRoot(pl.Mounts)
+	if err != nil {
+		view.Close()
+		fail(125, "%v", err)
+	}
+	if !pl.HostNet {
+		if err := ns.LoopbackUp(); err != nil {
+			view.Close()
+			fail(125, "%v", err)
+		}
+	}
+	if st, err := os.Stat(pl.Dir); err != nil || !st.IsDir() {
+		view.Close()
+		fail(125, "working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir)
+	}
+	path, code, err := lookPath(pl.Argv[0], pl.Env)
+	if err != nil {
+		view.Close()
+		fail(code, "%v", err)
+	}
+
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+	proc, err := startConfined(&pl, path, commandFiles(pl.KeepFDs))
+	if err != nil {
+		view.Close()
+		fail(execStatus(err), "%v", err)
+	}
+	pid := proc.Pid
+	_ = proc.Release() // reaped below with wait4(-1), never with proc.Wait
+	sendStatus(statusW, status{Started: pid})
+
+	lifeline := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.NewFile(uintptr(fds[1]), "lifeline"))
+		close(lifeline)
+	}()
+
+	exit := -1
+	for exit < 0 {
+		select {
+		case s := <-sigs:
+			if s == unix.SIGCHLD {
+				exit = reap(pid)
+				continue
+			}
+			sig := s.(unix.Signal)
+			if unix.Kill(-pid, sig) != nil {
+				_ = unix.Kill(pid, sig)
+			}
+		case <-lifeline:
+			// The supervisor is gone (killed) or wants us to stop
+			// (timeout): end everything now.
+			_ = unix.Kill(-1, unix.SIGKILL)
+			for exit < 0 {
+				var ws unix.WaitStatus
+				p, err := unix.Wait4(-1, &ws, 0, nil)
+				if err != nil {
+					exit = 128 + int(unix.SIGKILL)
+				} else if p == pid {
+					exit = waitStatusCode(ws)
+				}
+			}
+		}
+	}
+	// The command is gone: so is everything it left behind.
+	_ = unix.Kill(-1, unix.SIGKILL)
+	for {
+		if _, err := unix.Wait4(-1, nil, 0, nil); err == unix.ECHILD {
+			break
+		}
+	}
+	view.Close()
+	sendStatus(statusW, status{Exit: true, Code: exit})
+	os.Exit(0)
+}
+
+// reap collects every exited child; it returns the main command's status
+// once it has ended, -1 before.
+func reap(pid int) int {
+	exit := -1
+	for {
+		var ws unix.WaitStatus
+		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err != nil || p <= 0 {
+			return exit
+		}
+		if p == pid {
+			exit = waitStatusCode(ws)
+		}
+	}
+}
+
+// commandFiles is stdin, stdout, stderr and each kept descriptor at its
+// own number.
+func commandFiles(keep []int) []*os.File {
+	n := 3
+	for _, k := range keep {
+		if k+1 > n {
+			n = k + 1
+		}
+	}
+	files := make([]*os.File, n)
+	files[0], files[1], files[2] = os.Stdin, os.Stdout, os.Stderr
+	for _, k := range keep {
+		files[k] = os.NewFile(uintptr(k), "kept")
+	}
+	return files
+}

@@ -1,0 +1,150 @@
+// Package sandbox owns one run of a sandboxed command on Linux: it turns a
+// Policy into a Plan (everything the kernel must enforce, computed once in
+// the supervisor), starts the sandbox's init in fresh namespaces with the
+// plan on an inherited pipe, and relays signals, the timeout and the exit
+// status. Init (PID 1 of the sandbox) builds the mount view, then confines
+// one OS thread of its own — Landlock, capabilities dropped, seccomp — and
+// forks the command from that thread, so the filters reach the command with
+// no extra exec in between. It reaps orphans, forwards signals, and when
+// the command ends (or the supervisor dies, which it sees as its lifeline
+// pipe closing) kills everything left and removes the stubs it created.
+//
+// The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
+// supervisor confines a thread and forks the command itself, as a child
+// subreaper that kills the command's whole process tree at the end.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sbx-sh/sbx/landlock"
+	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/policy"
+	"github.com/sbx-sh/sbx/seccomp"
+)
+
+// Plan is everything the sandbox's stages apply. It crosses to init as
+// JSON on an inherited pipe.
+type Plan struct {
+	Weaker   bool             `json:"weaker"`
+	HostNet  bool             `json:"hostNet"`
+	Mounts   ns.MountPlan     `json:"mounts"`
+	Landlock landlock.Ruleset `json:"landlock"`
+	Seccomp  seccomp.Config   `json:"seccomp"`
+	// Filter is the compiled seccomp program (BPF).
+	Filter  seccomp.Program `json:"filter"`
+	Argv    []string        `json:"argv"`
+	Env     []string        `json:"env"`
+	Dir     string          `json:"dir"`
+	KeepFDs []int           `json:"keepFds,omitempty"`
+	UID     int             `json:"uid"`
+	GID     int             `json:"gid"`
+	Timeout time.Duration   `json:"timeout,omitempty"`
+}
+
+// Compute builds the Plan for p.
+func Compute(p *policy.Policy) (*Plan, error) {
+	pl := &Plan{
+		Weaker:  p.WeakerNested,
+		HostNet: p.Network.Mode == "host",
+		Argv:    p.Process.Argv,
+		Env:     p.Process.Env,
+		Dir:     p.Process.Dir,
+		KeepFDs: p.Process.KeepFDs,
+		UID:     p.Process.UID,
+		GID:     p.Process.GID,
+		Timeout: p.Process.Timeout,
+	}
+	if p.Network.Mode == "filtered" {
+		return nil, errors.New("domain-filtered networking (--allow-domain / network.allowedDomains) is not available in this build yet; use --net none, or --net host to share the host's network")
+	}
+	if len(p.Network.Publish) > 0 {
+		return nil, errors.New("--publish is not available in this build yet")
+	}
+	if len(p.Network.AllowUnixSockets) > 0 {
+		return nil, errors.New("network.allowUnixSockets / --allow-unix-socket is not available in this build yet; use allowAllUnixSockets to allow every socket the filesystem view reaches")
+	}
+	writable := landlock.WritableRoots(p)
+	var err error
+	if !pl.Weaker {
+		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
+			return nil, err
+		}
+	}
+	pl.Landlock = landlock.Plan(p, landlock.Options{Weaker: pl.Weaker})
+	pl.Seccomp = seccomp.Config{
+		AllowUnixSockets: p.Network.AllowAllUnixSockets,
+		AllowDatagram:    !pl.Weaker || pl.HostNet,
+	}
+	if pl.Filter, err = seccomp.Compile(pl.Seccomp); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// lookPath finds argv0 the way a shell would, with the command's PATH, in
+// the caller's current filesystem view. It returns the sbx exit status for
+// a failure: 127 not found, 126 found but not executable.
+func lookPath(argv0 string, env []string) (string, int, error) {
+	if strings.Contains(argv0, "/") {
+		if err := checkExec(argv0); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return "", 127, fmt.Errorf("%s: no such file", argv0)
+			}
+			return "", 126, err
+		}
+		return argv0, 0, nil
+	}
+	pathVar := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	var firstErr error
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, argv0)
+		err := checkExec(cand)
+		if err == nil {
+			return cand, 0, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return "", 126, fmt.Errorf("%s: %w", argv0, firstErr)
+	}
+	return "", 127, fmt.Errorf("%s: command not found", argv0)
+}
+
+func checkExec(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s: is a directory: %w", p, exec.ErrNotFound)
+	}
+	if st.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s: permission denied", p)
+	}
+	return nil
+}
+
+// execStatus maps a failure to start the command to an exit status.
+func execStatus(err error) int {
+	if errors.Is(err, os.ErrNotExist) {
+		return 127
+	}
+	return 126
+}

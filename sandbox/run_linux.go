@@ -1,0 +1,193 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Run executes the plan and returns sbx's exit status. stderr receives
+// sbx's own one-line errors and notices.
+func Run(pl *Plan, stderr io.Writer) int {
+	if pl.Weaker {
+		return runWeaker(pl, stderr)
+	}
+	return runFull(pl, stderr)
+}
+
+func runFull(pl *Plan, stderr io.Writer) int {
+	closeExtraFDs()
+	planR, planW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err)
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err)
+	}
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err)
+	}
+	// Kept descriptors keep their numbers; our pipes go after them.
+	extra := make([]*os.File, 0, 8)
+	top := 2
+	for _, k := range pl.KeepFDs {
+		if k > top {
+			top = k
+		}
+	}
+	for fd := 3; fd <= top; fd++ {
+		var f *os.File
+		for _, k := range pl.KeepFDs {
+			if k == fd {
+				f = os.NewFile(uintptr(fd), "kept")
+			}
+		}
+		extra = append(extra, f)
+	}
+	base := 3 + len(extra)
+	extra = append(extra, planR, lifeR, statW)
+	self, err := os.Executable()
+	if err != nil {
+		return failf(stderr, "finding the sbx executable: %v", err)
+	}
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	if !pl.HostNet {
+		flags |= unix.CLONE_NEWNET
+	}
+	caps := make([]uintptr, 0, 64)
+	for c := 0; c <= lastCap(); c++ {
+		caps = append(caps, uintptr(c))
+	}
+	cmd := &exec.Cmd{
+		Path:       self,
+		Args:       []string{"sbx", InitArg, strconv.Itoa(base), strconv.Itoa(base + 1), strconv.Itoa(base + 2)},
+		Env:        []string{},
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		ExtraFiles: extra,
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:                 flags,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: pl.UID, HostID: pl.UID, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: pl.GID, HostID: pl.GID, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                caps,
+			Setsid:                     true,
+		},
+	}
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return failf(stderr, "%s", usernsProblem(err))
+	}
+	planR.Close()
+	lifeR.Close()
+	statW.Close()
+	enc := json.NewEncoder(planW)
+	if err := enc.Encode(pl); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return failf(stderr, "handing the plan to the sandbox: %v", err)
+	}
+	planW.Close()
+
+	var timedOut atomic.Bool
+	var stopOnce atomic.Bool
+	stop := func() {
+		if stopOnce.CompareAndSwap(false, true) {
+			lifeW.Close()
+			// Init kills everything and cleans up; give it a moment,
+			// then make sure.
+			time.AfterFunc(3*time.Second, func() { _ = cmd.Process.Kill() })
+		}
+	}
+	if pl.Timeout > 0 {
+		t := time.AfterFunc(pl.Timeout, func() { timedOut.Store(true); stop() })
+		defer t.Stop()
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	var last status
+	started := false
+	sc := bufio.NewScanner(statR)
+	for sc.Scan() {
+		var s status
+		if json.Unmarshal(sc.Bytes(), &s) != nil {
+			continue
+		}
+		if s.Started != 0 {
+			started = true
+		}
+		last = s
+	}
+	close(done)
+	_ = cmd.Wait()
+	lifeW.Close()
+	switch {
+	case timedOut.Load():
+		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
+		return 124
+	case last.Error != "":
+		fmt.Fprintf(stderr, "sbx: %s\n", last.Error)
+		return last.Code
+	case last.Exit:
+		return last.Code
+	case started:
+		fmt.Fprintln(stderr, "sbx: the sandbox's init died unexpectedly; the command was killed")
+		return 125
+	}
+	return failf(stderr, "the sandbox failed to start (init exited: %v)", cmd.ProcessState)
+}
+
+func failf(w io.Writer, format string, a ...any) int {
+	fmt.Fprintf(w, "sbx: "+format+"\n", a...)
+	return 125
+}
+
+// usernsProblem explains why a user namespace could not be created.
+func usernsProblem(err error) string {
+	read := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(b))
+	}
+	switch {
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+		return fmt.Sprintf("cannot create a user namespace (%v): AppArmor restricts unprivileged user namespaces (Ubuntu 24.04+); fix: an AppArmor profile for sbx granting 'userns', or sysctl kernel.apparmor_restrict_unprivileged_userns=0, or run with --weaker-nested (Landlock + seccomp only)", err)
+	case read("/proc/sys/user/max_user_namespaces") == "0":
+		return fmt.Sprintf("cannot create a user namespace (%v): user.max_user_namespaces is 0; fix: sysctl user.max_user_namespaces=15000, or run with --weaker-nested (Landlock + seccomp only)", err)
+	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+		return fmt.Sprintf("cannot create a user namespace (%v): kernel.unprivileged_userns_clone is 0; fix: sysctl kernel.unprivileged_userns_clone=1, or run with --weaker-nested (Landlock + seccomp only)", err)
+	case errors.Is(err, unix.ENOSPC):
+		return fmt.Sprintf("cannot create a user namespace (%v): the user-namespace limit is reached (user.max_user_namespaces, or nesting deeper than 32); fix: raise the limit, or run with --weaker-nested (Landlock + seccomp only)", err)
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return fmt.Sprintf("cannot create a user namespace (%v): not permitted here (a container without user namespaces, or a seccomp profile that blocks them); fix: allow user namespaces, or run with --weaker-nested (Landlock + seccomp only)", err)
+	}
+	return fmt.Sprintf("cannot start the sandbox: %v", err)
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"fmt"
+	"io"
+)
+
+// InitArg is the hidden first argument of the sandbox's init (Linux only).
+const InitArg = "__sbx_init"
+
+// InitMain exists on Linux only.
+func InitMain([]string) { panic("sbx: init is Linux-only") }
+
+// Run is Linux-only here; the macOS runner lives in package darwin.
+func Run(pl *Plan, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "sbx: this build runs sandboxes on Linux only")
+	return 125
+}
