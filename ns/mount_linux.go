@@ -24,7 +24,8 @@ const (
 // View is a built mount view; Close removes the stubs it created on the
 // host (call it after every sandboxed process is gone).
 type View struct {
-	stubs []*stub
+	stubs   []*stub
+	pivoted bool
 }
 
 // BuildRoot assembles the mount view described by plan and pivots into it.
@@ -35,6 +36,14 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return v, fmt.Errorf("making / private: %w", err)
 	}
+	// The staging tmpfs hides the host's /tmp from this namespace; keep a
+	// handle on it so host paths below /tmp stay reachable (hostPath).
+	tmpFD, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return v, fmt.Errorf("opening the host's /tmp: %w", err)
+	}
+	defer unix.Close(tmpFD)
+	hostTmp = fmt.Sprintf("/proc/self/fd/%d", tmpFD)
 	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k"); err != nil {
 		return v, fmt.Errorf("mounting the staging tmpfs on %s: %w", base, err)
 	}
@@ -78,21 +87,40 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := pivot(newRoot); err != nil {
 		return v, err
 	}
+	v.pivoted = true
 	return v, nil
+}
+
+// hostTmp reaches the host's /tmp while the staging tmpfs covers it.
+var hostTmp = "/tmp"
+
+// hostPath is how init reaches host path p before pivot_root.
+func hostPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "/tmp/"); ok {
+		return hostTmp + "/" + rest
+	}
+	if p == "/tmp" {
+		return hostTmp
+	}
+	return p
 }
 
 func (v *View) apply(op Op, masks []string) error {
 	target := newRoot + op.Path
-	if err := ensureTarget(target, op, masks); err != nil {
+	src := hostPath(op.Path)
+	if err := ensureTarget(target, src, op, masks); err != nil {
 		return err
 	}
 	switch op.Kind {
 	case OpRW:
-		return unix.Mount(op.Path, target, "", unix.MS_BIND|unix.MS_REC, "")
+		return unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, "")
 	case OpPin:
 		return unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, "")
-	case OpRO:
-		if err := unix.Mount(op.Path, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	case OpRO, OpStub:
+		if op.Protected {
+			return v.protect(op, src, target)
+		}
+		if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return err
 		}
 		return setattr(target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, 0)
@@ -107,64 +135,76 @@ func (v *View) apply(op Op, masks []string) error {
 			return err
 		}
 		return setattr(target, false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
-	case OpStub:
-		s, err := createStub(op.Path, op.Dir)
-		if err != nil {
-			return err
-		}
-		if s.created || s.marked {
-			v.stubs = append(v.stubs, s)
-		} else {
-			s.release()
-		}
-		if err := unix.Mount(op.Path, target, "", unix.MS_BIND, ""); err != nil {
-			return err
-		}
-		return setattr(target, false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
 	}
 	return fmt.Errorf("unknown op kind %q", op.Kind)
 }
 
-// ensureTarget creates a missing mount point, but only inside a mask this
-// view created (a tmpfs of its own): it never creates anything on the host.
-func ensureTarget(target string, op Op, masks []string) error {
-	if op.Kind == OpStub {
-		return nil
+// protect pins a protected name read-only through the stub protocol: an
+// existing sbx stub (ours or another run's) is shared under its lock, a
+// missing name is stubbed, a real file or directory is bound read-only.
+func (v *View) protect(op Op, src, target string) error {
+	dir := op.Dir
+	var st unix.Stat_t
+	if unix.Lstat(src, &st) == nil {
+		dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	s, err := createStub(src, op.Path, dir)
+	if err != nil {
+		return err
+	}
+	if s.created || s.marked {
+		v.stubs = append(v.stubs, s)
+	} else {
+		defer s.release()
+	}
+	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	return setattr(target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
+}
+
+// ensureTarget creates a missing mount point, but only inside a tmpfs this
+// view mounted itself (a mask, or the private /tmp): it never creates
+// anything on the host.
+func ensureTarget(target, src string, op Op, masks []string) error {
+	if op.Protected {
+		return nil // protect creates what is missing, on the host, as a stub
 	}
 	if _, err := os.Lstat(target); err == nil || !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	inMask := false
-	for _, m := range masks {
-		if strings.HasPrefix(op.Path, m+"/") {
-			inMask = true
-		}
-	}
-	if !inMask {
-		return fmt.Errorf("%s vanished since the plan was made", op.Path)
-	}
-	st, err := os.Stat(op.Path)
+	st, err := os.Stat(src)
 	if err != nil {
 		return err
 	}
-	// Make the directories on the way reachable by name only (mode 0111).
+	mask := ""
 	for _, m := range masks {
-		if strings.HasPrefix(op.Path, m+"/") {
-			for d := newRoot + m; ; {
-				if err := os.Chmod(d, 0o111); err != nil {
-					return err
-				}
-				rest := strings.TrimPrefix(target, d+"/")
-				first, _, more := strings.Cut(rest, "/")
-				if !more {
-					break
-				}
-				d = filepath.Join(d, first)
-				if err := os.Mkdir(d, 0o111); err != nil && !errors.Is(err, os.ErrExist) {
-					return err
-				}
+		if strings.HasPrefix(op.Path, m+"/") && len(m) > len(mask) {
+			mask = m
+		}
+	}
+	switch {
+	case mask != "":
+		// Directories on the way are reachable by name only (0111).
+		for d := newRoot + mask; ; {
+			if err := os.Chmod(d, 0o111); err != nil {
+				return err
+			}
+			first, _, more := strings.Cut(strings.TrimPrefix(target, d+"/"), "/")
+			if !more {
+				break
+			}
+			d = filepath.Join(d, first)
+			if err := os.Mkdir(d, 0o111); err != nil && !errors.Is(err, os.ErrExist) {
+				return err
 			}
 		}
+	case strings.HasPrefix(op.Path, "/tmp/"):
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%s vanished since the plan was made", op.Path)
 	}
 	if st.IsDir() {
 		return os.Mkdir(target, 0o755)

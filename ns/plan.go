@@ -30,6 +30,10 @@ type Op struct {
 	Dir bool `json:"dir,omitempty"`
 	// Why names the policy entry or default that produced the op.
 	Why string `json:"why,omitempty"`
+	// Protected marks a protected name: init pins it through the stub
+	// protocol whether it exists or not when init gets to it (another
+	// run's stub may have come or gone since the plan was made).
+	Protected bool `json:"protected,omitempty"`
 }
 
 // MountPlan is the whole mount view, computed in the supervisor.
@@ -87,6 +91,14 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 			}
 		}
 	}
+	// The sandbox's /tmp is a private tmpfs: host paths under /tmp that
+	// the command needs (its working directory, the program itself) are
+	// bound in read-only unless already covered.
+	for _, need := range append([]string{p.Process.Dir, programPath(p)}, fs.AllowRead...) {
+		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !underAny(need, fs.DenyRead) && exists(need) {
+			add(OpRO, need, false, "needed from the host's /tmp")
+		}
+	}
 	prot := protectedOps(writable, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
 	if prot.err != nil {
 		return plan, prot.err
@@ -119,7 +131,7 @@ type protResult struct {
 func protectedOps(writable []string, cwd string, depth int, names []policy.Protected) protResult {
 	var r protResult
 	add := func(kind, path string, dir bool, why string) {
-		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
+		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why, Protected: kind != OpPin})
 	}
 	// The working directory first: a directory already walked is not
 	// walked again, and the working directory gets its own level 0.
@@ -170,6 +182,11 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 				continue
 			}
 			full := filepath.Join(dir, pn.Name)
+			if nested && e.IsDir() && isStub(filepath.Join(dir, first)) {
+				// Another run's stub: share it, do not build inside it.
+				add(OpStub, filepath.Join(dir, first), true, "protected "+pn.Name+" (another run's stub)")
+				continue
+			}
 			if e.Type()&os.ModeSymlink != 0 {
 				r.err = fmt.Errorf("protected path %s is a symlink inside a writable place; remove it or do not make %s writable", filepath.Join(dir, first), root)
 				return
@@ -215,6 +232,21 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 		walk(rd.pinTo, rd.dir, 0)
 	}
 	return r
+}
+
+// programPath is the command's path when it is given as one.
+func programPath(p *policy.Policy) string {
+	if len(p.Process.Argv) == 0 || !strings.Contains(p.Process.Argv[0], "/") {
+		return ""
+	}
+	prog := p.Process.Argv[0]
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(p.Process.Dir, prog)
+	}
+	if real, err := filepath.EvalSymlinks(prog); err == nil {
+		return real
+	}
+	return ""
 }
 
 func dedupeOps(ops []Op) []Op {

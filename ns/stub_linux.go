@@ -25,6 +25,7 @@ import (
 // systems without user xattrs only the creator removes a stub, so a stub
 // shared by overlapping runs can outlive them (documented limit).
 type stub struct {
+	src             string
 	path            string
 	dir             bool
 	fd              int
@@ -35,14 +36,16 @@ type stub struct {
 
 const stubXattr = "user.sbx.stub"
 
-func createStub(path string, dir bool) (*stub, error) {
+// createStub creates the stub at host path src (how init reaches it before
+// pivot_root); path is where it is after pivot_root, for the clean-up.
+func createStub(src, path string, dir bool) (*stub, error) {
 	for attempt := 0; attempt < 8; attempt++ {
 		var err error
 		if dir {
-			err = unix.Mkdir(path, 0o755)
+			err = unix.Mkdir(src, 0o755)
 		} else {
 			var fd int
-			fd, err = unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+			fd, err = unix.Open(src, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 			if err == nil {
 				unix.Close(fd)
 			}
@@ -55,7 +58,7 @@ func createStub(path string, dir bool) (*stub, error) {
 		if dir {
 			flags |= unix.O_DIRECTORY
 		}
-		fd, err := unix.Open(path, flags, 0)
+		fd, err := unix.Open(src, flags, 0)
 		if errors.Is(err, unix.ENOENT) {
 			continue // removed by a run that just finished: try again
 		}
@@ -70,34 +73,34 @@ func createStub(path string, dir bool) (*stub, error) {
 			return nil, fmt.Errorf("locking stub: %w", err)
 		}
 		var a, b unix.Stat_t
-		if unix.Fstat(fd, &a) != nil || unix.Lstat(path, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		if unix.Fstat(fd, &a) != nil || unix.Lstat(src, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
 			unix.Close(fd)
 			continue
 		}
 		_, xerr := unix.Fgetxattr(fd, stubXattr, nil)
-		return &stub{path: path, dir: dir, fd: fd, created: created, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
+		return &stub{src: src, path: path, dir: dir, fd: fd, created: created, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
 	}
 	return nil, errors.New("creating stub: it keeps changing under us")
 }
 
 func (s *stub) release() { unix.Close(s.fd) }
 
-// remove unmounts the stub's read-only mount and deletes the stub if no
-// other run holds it and it is still what was created.
-func (s *stub) remove() {
+// remove unmounts the stub's read-only mount (at mnt) and deletes the
+// stub (at at) if no other run holds it and it is still what was created.
+func (s *stub) remove(mnt, at string) {
 	defer s.release()
-	_ = unix.Unmount(s.path, unix.MNT_DETACH)
+	_ = unix.Unmount(mnt, unix.MNT_DETACH)
 	if err := unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return // another run still uses it; the last one removes it
 	}
 	var st unix.Stat_t
-	if unix.Lstat(s.path, &st) != nil || st.Dev != s.dev || st.Ino != s.ino {
+	if unix.Lstat(at, &st) != nil || st.Dev != s.dev || st.Ino != s.ino {
 		return
 	}
 	if s.dir {
-		_ = unix.Rmdir(s.path) // fails, rightly, if something was put inside
+		_ = unix.Rmdir(at) // fails, rightly, if something was put inside
 	} else if st.Size == 0 {
-		_ = unix.Unlink(s.path)
+		_ = unix.Unlink(at)
 	}
 }
 
@@ -108,7 +111,12 @@ func (v *View) Close() {
 		return
 	}
 	for i := len(v.stubs) - 1; i >= 0; i-- {
-		v.stubs[i].remove()
+		s := v.stubs[i]
+		if v.pivoted {
+			s.remove(s.path, s.path)
+		} else {
+			s.remove(newRoot+s.path, s.src)
+		}
 	}
 	v.stubs = nil
 }

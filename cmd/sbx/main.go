@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-sh/sbx/check"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/sandbox"
 )
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return cmdVersion(stdout)
 		case "doctor":
 			return cmdDoctor(args[1:], stdout, stderr)
+		case "check":
+			return check.Main(args[1:], stdout, stderr)
 		}
 	}
 	return cmdRun(args, stdout, stderr)
@@ -157,6 +160,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	p, err := policy.Build(in)
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if shellSet {
+		// The command gate runs first when the settings enable it.
+		cfg, err := check.ParseConfig(p.Commands)
+		if err != nil {
+			return fail(stderr, "settings: commands: %v", err)
+		}
+		if cfg.Enabled() {
+			if fs := cfg.Check(in.Cwd, *shell); len(fs) > 0 {
+				msgs := make([]string, len(fs))
+				for i, f := range fs {
+					msgs[i] = f.String()
+				}
+				return fail(stderr, "command refused by the gate: %s", strings.Join(msgs, "; "))
+			}
+		}
 	}
 	plan, err := sandbox.Compute(p)
 	if err != nil {

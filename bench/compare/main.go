@@ -1,0 +1,169 @@
+//go:build linux
+
+// Command compare times sbx side by side with bare execution, bubblewrap
+// and srt (each only when installed), interleaving the runs so that load
+// on a shared machine hits all of them alike, and prints a Markdown table
+// of medians, p90s and ratios plus sbx's peak RSS.
+//
+//	go run ./bench/compare -sbx bin/sbx -n 40
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sbx-sh/sbx/bench"
+)
+
+type tool struct {
+	name string
+	dir  string
+	argv []string
+	ms   []float64
+	rss  int64 // peak KiB of the process tree sbx waited for
+}
+
+func main() {
+	sbx := flag.String("sbx", "bin/sbx", "sbx binary")
+	n := flag.Int("n", 30, "rounds")
+	srt := flag.String("srt", "/opt/sbx-peers/srt/node_modules/.bin/srt", "srt launcher")
+	flag.Parse()
+	abs, err := filepath.Abs(*sbx)
+	check(err)
+	work, err := os.MkdirTemp("", "sbx-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	empty := filepath.Join(work, "empty")
+	tree := filepath.Join(work, "tree")
+	check(os.MkdirAll(empty, 0o755))
+	check(bench.MakeTree(tree, 100_000))
+	// 500 policy entries: denyRead paths that exist.
+	var deny []string
+	for i := 0; i < 500; i++ {
+		p := filepath.Join(work, "many", fmt.Sprintf("f%03d", i))
+		check(os.MkdirAll(filepath.Dir(p), 0o755))
+		check(os.WriteFile(p, nil, 0o644))
+		deny = append(deny, p)
+	}
+	settings := filepath.Join(work, "many.json")
+	b, _ := json.Marshal(map[string]any{"network": map[string]any{}, "filesystem": map[string]any{"denyRead": deny}})
+	check(os.WriteFile(settings, b, 0o644))
+
+	tools := []*tool{
+		{name: "bare /bin/true", dir: empty, argv: []string{"/bin/true"}},
+		{name: "sbx -- /bin/true", dir: empty, argv: []string{abs, "--", "/bin/true"}},
+	}
+	if p, err := exec.LookPath("bwrap"); err == nil {
+		tools = append(tools, &tool{name: "bwrap (unshare-all, ro /)", dir: empty, argv: []string{p, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--new-session", "--die-with-parent", "/bin/true"}})
+	}
+	if _, err := os.Stat(*srt); err == nil {
+		srtSettings := filepath.Join(work, "srt.json")
+		sb, _ := json.Marshal(map[string]any{
+			"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+			"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+		})
+		check(os.WriteFile(srtSettings, sb, 0o644))
+		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{*srt, "--settings", srtSettings, "/bin/true"}})
+	}
+	tools = append(tools,
+		&tool{name: "sbx, writable 100k-file tree", dir: tree, argv: []string{abs, "--allow-write", ".", "--", "/bin/true"}},
+		&tool{name: "sbx, 500 denyRead entries", dir: empty, argv: []string{abs, "--settings", settings, "--", "/bin/true"}},
+	)
+	for _, t := range tools { // warm up, and drop a peer that does not work here
+		if err := runOnce(t); err != nil {
+			fmt.Fprintf(os.Stderr, "skipping %s: %v\n", t.name, err)
+			t.argv = nil
+		}
+		t.ms = nil
+	}
+	for i := 0; i < *n; i++ {
+		for _, t := range tools {
+			if t.argv != nil {
+				check(runOnce(t))
+			}
+		}
+	}
+	base := median(tools[1].ms)
+	var bw float64
+	for _, t := range tools {
+		if strings.HasPrefix(t.name, "bwrap") && t.argv != nil {
+			bw = median(t.ms)
+		}
+	}
+	fmt.Printf("| command | median ms | p90 ms | × sbx empty | × bwrap | peak RSS KiB |\n|---|---|---|---|---|---|\n")
+	for _, t := range tools {
+		if t.argv == nil {
+			continue
+		}
+		m := median(t.ms)
+		rb := "–"
+		if bw > 0 {
+			rb = fmt.Sprintf("%.2f", m/bw)
+		}
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %s | %d |\n", t.name, m, pct(t.ms, 90), m/base, rb, t.rss)
+	}
+	// 20 sandboxes at once, each must succeed and see only its own /tmp.
+	var wg sync.WaitGroup
+	fails := 0
+	var mu sync.Mutex
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := exec.Command(abs, "--", "/bin/sh", "-c", fmt.Sprintf("echo %d > /tmp/x; sleep 0.1; cat /tmp/x", i))
+			cmd.Dir = empty
+			out, err := cmd.Output()
+			if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(i) {
+				mu.Lock()
+				fails++
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	fmt.Printf("\n20 concurrent sandboxes: %d failed, %.0f ms wall\n", fails, float64(time.Since(start).Microseconds())/1000)
+}
+
+func runOnce(t *tool) error {
+	cmd := exec.Command(t.argv[0], t.argv[1:]...)
+	cmd.Dir = t.dir
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	t.ms = append(t.ms, float64(d.Microseconds())/1000)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > t.rss {
+		t.rss = ru.Maxrss
+	}
+	return nil
+}
+
+func median(xs []float64) float64 { return pct(xs, 50) }
+
+func pct(xs []float64, p int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,6 @@
+// Package bench holds sbx's benchmarks: Go benchmarks of start-up
+// (go test -bench . ./bench/) and, in bench/compare, a program that times
+// sbx side by side with bare execution, bubblewrap and srt in one
+// interleaved run (bash bench/compare.sh). Timing thresholds never go into
+// tests; the README carries the latest table and the command that made it.
+package bench
