@@ -55,4 +55,3 @@ func BenchmarkStartupWritableTree(b *testing.B) {
 		run(b, dir, sbx, "--allow-write", ".", "--", "/bin/true")
 	}
 }
-
