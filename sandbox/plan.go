@@ -117,7 +117,10 @@ func lookPath(argv0 string, env []string) (string, int, error) {
 		if err == nil {
 			return cand, 0, nil
 		}
-		if !errors.Is(err, os.ErrNotExist) && firstErr == nil {
+		// A file that exists but cannot be run makes 126; a directory we
+		// cannot search is simply not where the command is (as in sh).
+		var pe *os.PathError
+		if !errors.As(err, &pe) && firstErr == nil {
 			firstErr = err
 		}
 	}

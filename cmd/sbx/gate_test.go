@@ -40,3 +40,16 @@ func TestGateOnShellString(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileCommand: `sbx profile --os darwin` prints a Seatbelt profile
+// for the same flags, on any OS, and runs nothing.
+func TestProfileCommand(t *testing.T) {
+	d := t.TempDir()
+	r := sbx(t, runOpts{dir: d}, "profile", "--os", "darwin", "--deny-read", d, "--allow-write", d)
+	wantCode(t, r, 0)
+	if !strings.HasPrefix(r.stdout, "(version 1)") || !strings.Contains(r.stdout, d) {
+		t.Fatalf("not a profile for these flags: %s", r.stdout)
+	}
+	wantCode(t, sbx(t, runOpts{dir: d}, "profile", "--os", "plan9"), 125)
+	wantCode(t, sbx(t, runOpts{dir: d}, "profile", "--", "true"), 125)
+}

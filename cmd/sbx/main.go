@@ -44,9 +44,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return cmdDoctor(args[1:], stdout, stderr)
 		case "check":
 			return check.Main(args[1:], stdout, stderr)
+		case "profile":
+			return cmdRun(args[1:], stdout, stderr, true)
 		}
 	}
-	return cmdRun(args, stdout, stderr)
+	return cmdRun(args, stdout, stderr, false)
 }
 
 // list is a repeatable string flag.
@@ -67,8 +69,14 @@ func (l *fdList) Set(v string) error {
 	return nil
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+// cmdRun runs a command, or with profile set prints the macOS Seatbelt
+// profile for the same flags and settings (`sbx profile --os darwin`).
+func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs := flag.NewFlagSet("sbx", flag.ContinueOnError)
+	targetOS := "darwin"
+	if profile {
+		fs.StringVar(&targetOS, "os", "darwin", "")
+	}
 	fs.SetOutput(io.Discard)
 	var in policy.Input
 	var settings, allowRead, denyRead, allowWrite, denyWrite list
@@ -114,6 +122,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			shellSet = true
 		}
 	})
+	if profile {
+		if targetOS != "darwin" {
+			return fail(stderr, "profile --os %q: only darwin profiles exist", targetOS)
+		}
+		if shellSet || len(rest) > 0 {
+			return fail(stderr, "sbx profile takes policy flags only, no command")
+		}
+		rest = []string{"true"} // the profile does not depend on the command
+	}
 	switch {
 	case shellSet && len(rest) > 0:
 		return fail(stderr, "give either -c 'STRING' or -- COMMAND, not both")
@@ -160,6 +177,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	p, err := policy.Build(in)
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if profile {
+		return printProfile(p, stdout, stderr)
 	}
 	if shellSet {
 		// The command gate runs first when the settings enable it.
