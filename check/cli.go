@@ -19,7 +19,7 @@ const (
 
 const usage = `usage:
   sbx check [--settings FILE] [--root DIR] [--json] [--env KEY=VALUE]... [--cwd DIR] -- 'COMMAND STRING'
-  sbx check [--json] --verb add|remove --name NAME --confirm 'ADD NAME'
+  sbx check [--json] [--verb add|remove] --name NAME --confirm 'ADD NAME'
 
 Checks COMMAND STRING (and the task environment and working directory, when
 given) against the command gate configured by the "commands" section of the
@@ -118,8 +118,8 @@ func parseArgs(args []string) (cliArgs, error) {
 
 	if a.set["confirm"] || a.set["verb"] || a.set["name"] {
 		switch {
-		case !a.set["confirm"] || !a.set["verb"] || !a.set["name"]:
-			return a, errors.New("--confirm, --verb and --name go together; give all three")
+		case !a.set["confirm"] || !a.set["name"]:
+			return a, errors.New("--confirm and --name go together (--verb is optional); give both")
 		case len(a.rest) > 0 || a.set["env"] || a.set["cwd"]:
 			return a, errors.New("--confirm checks a confirmation string only; drop the COMMAND STRING, --env and --cwd")
 		}
@@ -143,7 +143,15 @@ func parseArgs(args []string) (cliArgs, error) {
 // run performs the checks; an error means bad input.
 func run(a cliArgs) ([]Finding, error) {
 	if a.set["confirm"] {
-		findings, err := CheckConfirm(a.verb, a.name, a.confirm)
+		verb := a.verb
+		if verb == "" {
+			// No --verb: the string names it, and must still be exact.
+			verb = VerbAdd
+			if strings.HasPrefix(a.confirm, "REMOVE ") {
+				verb = VerbRemove
+			}
+		}
+		findings, err := CheckConfirm(verb, a.name, a.confirm)
 		if err != nil {
 			return nil, fmt.Errorf("--verb/--name: %w", err)
 		}

@@ -134,8 +134,8 @@ func TestMainBadInput(t *testing.T) {
 		{[]string{"--env", "NOEQUALS", "--", "npm run dev"}, "KEY=VALUE"},
 		{[]string{"--env", "A=1", "--env", "A=2", "--", "npm run dev"}, "twice"},
 		{[]string{"--json=maybe", "--", "npm run dev"}, "json"},
-		{[]string{"--confirm", "ADD x"}, "give all three"},
-		{[]string{"--confirm", "ADD x", "--name", "x"}, "give all three"},
+		{[]string{"--confirm", "ADD x"}, "give both"},
+		{[]string{"--name", "x"}, "give both"},
 		{[]string{"--confirm", "ADD x", "--name", "x", "--verb", "insert"}, "unknown verb"},
 		{[]string{"--confirm", "ADD x", "--name", "x", "--verb", "ADD"}, "unknown verb"},
 		{[]string{"--confirm", "ADD ", "--name", "", "--verb", "add"}, "empty name"},
@@ -254,6 +254,26 @@ func TestCheckConfirm(t *testing.T) {
 	for _, bad := range [][2]string{{"", "x"}, {"delete", "x"}, {"add", ""}, {"add", "x "}, {"add", "a\x00"}} {
 		if _, err := CheckConfirm(bad[0], bad[1], "ADD x"); err == nil {
 			t.Errorf("CheckConfirm(%q, %q): no error", bad[0], bad[1])
+		}
+	}
+}
+
+// TestMainConfirmWithoutVerb is the exact surface:
+// sbx check --confirm 'ADD <name>' --name NAME.
+func TestMainConfirmWithoutVerb(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--confirm", "ADD build", "--name", "build"}, 0},
+		{[]string{"--confirm", "REMOVE build", "--name", "build"}, 0},
+		{[]string{"--confirm", "ADD build", "--name", "other"}, 1},
+		{[]string{"--confirm", "add build", "--name", "build"}, 1},
+		{[]string{"--confirm", "ADD  build", "--name", "build"}, 1},
+	} {
+		var out, errb strings.Builder
+		if got := Main(c.args, &out, &errb); got != c.code {
+			t.Errorf("Main(%q) = %d, want %d (stderr %q)", c.args, got, c.code, errb.String())
 		}
 	}
 }
