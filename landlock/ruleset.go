@@ -98,13 +98,7 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 func WritableRoots(p *policy.Policy) []string {
 	var out []string
 	for _, w := range p.Filesystem.AllowWrite {
-		denied := false
-		for _, d := range p.Filesystem.DenyWrite {
-			if policy.Within(w, d) {
-				denied = true
-			}
-		}
-		if !denied {
+		if !policy.WithinAny(w, p.Filesystem.DenyWrite) {
 			out = append(out, w)
 		}
 	}
@@ -122,7 +116,7 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 			continue
 		}
 		parent := filepath.Dir(d)
-		if !weaker && insideAny(parent, writable) {
+		if !weaker && policy.WithinAny(parent, writable) {
 			*notes = append(*notes, "read-deny of "+d+" is enforced by the mount view only: its parent is writable")
 			continue
 		}
@@ -154,7 +148,7 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 		}
 	}
 	for _, a := range allow {
-		if insideAny(a, deny) {
+		if policy.WithinAny(a, deny) {
 			grants[a] |= Read
 		}
 	}
@@ -170,13 +164,4 @@ func childOnPath(dir, target string) string {
 	rest := strings.TrimPrefix(strings.TrimPrefix(target, dir), "/")
 	first, _, _ := strings.Cut(rest, "/")
 	return filepath.Join(dir, first)
-}
-
-func insideAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if policy.Within(p, r) {
-			return true
-		}
-	}
-	return false
 }

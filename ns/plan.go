@@ -56,14 +56,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	add := func(kind, path string, dir bool, why string) {
 		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
 	}
-	inWritable := func(path string) bool {
-		for _, w := range writable {
-			if policy.Within(path, w) {
-				return true
-			}
-		}
-		return false
-	}
+	inWritable := func(path string) bool { return policy.WithinAny(path, writable) }
 	for _, w := range writable {
 		add(OpRW, w, true, "allowWrite")
 	}
@@ -83,7 +76,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		for _, d := range fs.DenyRead {
 			if a != d && policy.Within(a, d) && exists(a) {
 				kind := OpRO
-				if inWritable(a) && !underAny(a, fs.DenyWrite) {
+				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) {
 					kind = OpRW
 				}
 				add(kind, a, false, "allowRead inside denyRead "+d)
@@ -95,7 +88,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// the command needs (its working directory, the program itself) are
 	// bound in read-only unless already covered.
 	for _, need := range append([]string{p.Process.Dir, programPath(p)}, fs.AllowRead...) {
-		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !underAny(need, fs.DenyRead) && exists(need) {
+		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !policy.WithinAny(need, fs.DenyRead) && exists(need) {
 			add(OpRO, need, false, "needed from the host's /tmp")
 		}
 	}
@@ -267,13 +260,4 @@ func depth(p string) int { return strings.Count(p, "/") }
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if policy.Within(p, r) {
-			return true
-		}
-	}
-	return false
 }

@@ -327,6 +327,16 @@ func Within(p, root string) bool {
 	return p == root || strings.HasPrefix(p, root+"/")
 }
 
+// WithinAny reports whether p lies within any of roots.
+func WithinAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if Within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // FilterEnv computes the command's environment from the caller's.
 // Order: start from environ (nothing with clearEnv, except pass entries);
 // drop DefaultDeniedEnv unless kept by pass; drop unset; apply set (K=V).

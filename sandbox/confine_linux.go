@@ -119,6 +119,15 @@ func closeExtraFDs() {
 	}
 }
 
+// signalCommand sends sig to the command's process group (the command is
+// a session leader, so its pipeline gets it as from a terminal), or to
+// the command alone when the group is gone.
+func signalCommand(pid int, sig unix.Signal) {
+	if unix.Kill(-pid, sig) != nil {
+		_ = unix.Kill(pid, sig)
+	}
+}
+
 // waitStatusCode maps a wait status to the sbx exit status convention.
 func waitStatusCode(ws unix.WaitStatus) int {
 	switch {

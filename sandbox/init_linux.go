@@ -92,10 +92,7 @@ func InitMain(args []string) {
 				exit = reap(pid)
 				continue
 			}
-			sig := s.(unix.Signal)
-			if unix.Kill(-pid, sig) != nil {
-				_ = unix.Kill(pid, sig)
-			}
+			signalCommand(pid, s.(unix.Signal))
 		case <-lifeline:
 			// The supervisor is gone (killed) or wants us to stop
 			// (timeout): end everything now.

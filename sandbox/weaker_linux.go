@@ -54,9 +54,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 				exit = reap(pid)
 				continue
 			}
-			if unix.Kill(-pid, s.(unix.Signal)) != nil {
-				_ = unix.Kill(pid, s.(unix.Signal))
-			}
+			signalCommand(pid, s.(unix.Signal))
 		case <-timeout:
 			timedOut = true
 			_ = unix.Kill(-pid, unix.SIGKILL)

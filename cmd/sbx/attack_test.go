@@ -98,17 +98,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	}
 	timer := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
 	defer timer.Stop()
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else if err != nil {
-		t.Fatalf("running %q: %v", cmd.Args, err)
-	}
-	return result{code, so.String(), se.String()}
+	return result{exitCode(t, cmd, cmd.Wait()), so.String(), se.String()}
 }
 
 // direct runs the probe without sbx: the control.

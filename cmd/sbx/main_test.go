@@ -81,17 +81,23 @@ func sbx(t *testing.T, o runOpts, args ...string) result {
 	cmd.ExtraFiles = o.extra
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
+	return result{exitCode(t, cmd, cmd.Run()), so.String(), se.String()}
+}
+
+// exitCode is cmd's exit status in sbx's convention (128+N for signal N);
+// any other failure to run is fatal.
+func exitCode(t *testing.T, cmd *exec.Cmd, err error) int {
+	t.Helper()
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
+			return 128 + int(ws.Signal())
 		}
-	} else if err != nil {
-		t.Fatalf("running sbx %q: %v", args, err)
+		return ee.ExitCode()
 	}
-	return result{code, so.String(), se.String()}
+	if err != nil {
+		t.Fatalf("running %q: %v", cmd.Args, err)
+	}
+	return 0
 }
 
 // sh runs a shell string under sbx with extra flags.
