@@ -7,9 +7,7 @@ require (
 	github.com/seccomp/libseccomp-golang v0.11.1
 	golang.org/x/net v0.50.0
 	golang.org/x/sys v0.49.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
-require (
-	golang.org/x/text v0.34.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
-)
+require golang.org/x/text v0.34.0 // indirect

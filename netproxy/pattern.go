@@ -1,0 +1,134 @@
+package netproxy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+)
+
+// pattern is one parsed allowedDomains / deniedDomains entry.
+type pattern struct {
+	raw      string // the entry as written in the settings
+	any      bool   // "*" (deny list only)
+	wildcard bool   // "*.base": strict subdomains of base
+	host     host   // exact host, or the base of a wildcard
+	port     int    // 0 = any port
+}
+
+// literal reports whether the entry names one IP address.
+func (p *pattern) literal() bool { return !p.any && !p.wildcard && p.host.isIP() }
+
+// ValidatePattern checks one allowedDomains (denyList false) or
+// deniedDomains (denyList true) entry. The error names the entry and says
+// how to fix it; sbx exits 125 on such an error.
+func ValidatePattern(p string, denyList bool) error {
+	_, err := parsePattern(p, denyList)
+	return err
+}
+
+func parsePattern(raw string, deny bool) (*pattern, error) {
+	list := "allowedDomains"
+	if deny {
+		list = "deniedDomains"
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("network.%s entry %q: %s", list, raw, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case raw == "":
+		return nil, bad("empty entry; remove it")
+	case strings.Contains(raw, "://"):
+		return nil, bad("has a scheme; write only the host, e.g. \"example.com\" or \"example.com:443\"")
+	case strings.ContainsAny(raw, "/?#"):
+		return nil, bad("has a path, query or fragment; write only the host, e.g. \"example.com\"")
+	case strings.Contains(raw, "@"):
+		return nil, bad("has user information; write only the host, e.g. \"example.com\"")
+	case strings.TrimSpace(raw) != raw:
+		return nil, bad("has leading or trailing spaces; remove them")
+	}
+	if raw == "*" {
+		if !deny {
+			return nil, bad("\"*\" would allow every destination; list the domains you need")
+		}
+		return &pattern{raw: raw, any: true}, nil
+	}
+	hostPart, port, err := splitPatternPort(raw)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	p := &pattern{raw: raw, port: port}
+	if base, ok := strings.CutPrefix(hostPart, "*."); ok {
+		p.wildcard = true
+		hostPart = base
+	}
+	if strings.Contains(hostPart, "*") {
+		return nil, bad("a wildcard may only be a leading \"*.\", e.g. \"*.example.com\"")
+	}
+	h, err := canon(hostPart)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	p.host = h
+	if p.wildcard {
+		if h.isIP() {
+			return nil, bad("a wildcard cannot cover an IP address; list the address itself")
+		}
+		if !deny && isPublicSuffix(h.name) {
+			return nil, bad("%q is a public suffix (or a single label), so the wildcard would allow domains of anyone; list the domains you need, e.g. \"*.example.%s\"", h.name, h.name)
+		}
+	}
+	return p, nil
+}
+
+// splitPatternPort splits "host", "host:port", "[v6]", "[v6]:port" and a
+// bare IPv6 address (no port).
+func splitPatternPort(s string) (string, int, error) {
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return "", 0, fmt.Errorf("missing \"]\" after an IPv6 address")
+		}
+		hostPart, rest := s[:end+1], s[end+1:]
+		if rest == "" {
+			return hostPart, 0, nil
+		}
+		if !strings.HasPrefix(rest, ":") {
+			return "", 0, fmt.Errorf("unexpected %q after \"]\"", rest)
+		}
+		port, err := parsePort(rest[1:])
+		return hostPart, port, err
+	}
+	switch strings.Count(s, ":") {
+	case 0:
+		return s, 0, nil
+	case 1:
+		hostPart, portText, _ := strings.Cut(s, ":")
+		port, err := parsePort(portText)
+		return hostPart, port, err
+	default:
+		return s, 0, nil // a bare IPv6 address; canon validates it
+	}
+}
+
+func parsePort(s string) (int, error) {
+	if s == "" || len(s) > 5 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
+	}
+	return n, nil
+}
+
+// isPublicSuffix reports whether name is a public suffix (com, co.uk,
+// github.io) or a single label, which a wildcard must not cover.
+func isPublicSuffix(name string) bool {
+	if !strings.Contains(name, ".") {
+		return true
+	}
+	ps, _ := publicsuffix.PublicSuffix(name)
+	return ps == name
+}

@@ -1,0 +1,299 @@
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+)
+
+// Config is the proxy's policy and plumbing.
+type Config struct {
+	Allowed, Denied []string          // network.allowedDomains / network.deniedDomains
+	DeniedReasons   map[string]string // network.deniedDomainReasons, keyed by a Denied entry
+	DeniedResolved  []string          // network.deniedResolvedAddresses (CIDRs or addresses)
+	Resolver        Resolver          // nil = net.DefaultResolver
+	// Dial connects to a vetted address; addr is always an IP:port. nil
+	// means a net.Dialer.
+	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	OnDeny func(Denial) // called for every refusal; may be nil
+}
+
+// limits are the timeouts and caps; tests shorten them.
+type limits struct {
+	readHeader time.Duration // HTTP request head, SOCKS handshake
+	idle       time.Duration // HTTP keep-alive idle
+	resolve    time.Duration // one name lookup
+	dial       time.Duration // all connection attempts for one request
+	maxHeader  int           // HTTP request head size
+	maxConns   int           // concurrent client connections per Proxy
+}
+
+var defaultLimits = limits{
+	readHeader: 10 * time.Second,
+	idle:       60 * time.Second,
+	resolve:    10 * time.Second,
+	dial:       15 * time.Second,
+	maxHeader:  32 << 10,
+	maxConns:   4096,
+}
+
+// ErrClosed is returned by ServeHTTP and ServeSOCKS once Close was called
+// before they started.
+var ErrClosed = errors.New("netproxy: proxy is closed")
+
+type deniedNet struct {
+	prefix netip.Prefix
+	raw    string
+}
+
+// Proxy is the egress proxy: one policy, any number of listeners.
+type Proxy struct {
+	allow, deny *ruleSet
+	reasons     map[string]string
+	deniedNets  []deniedNet
+	resolver    Resolver
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	onDeny      func(Denial)
+	own         *ownAddrs
+	lim         limits
+	gp          *goproxy.ProxyHttpServer
+	tr          *http.Transport
+	onPanic     func(any) // tests: observe a recovered panic
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	servers   map[*http.Server]struct{}
+	conns     map[net.Conn]struct{} // client conns and tunnel upstreams
+	nclients  int
+	wg        sync.WaitGroup // tracked conns and serving goroutines
+}
+
+// New validates every pattern and CIDR and returns a Proxy ready to serve.
+func New(cfg Config) (*Proxy, error) {
+	p := &Proxy{
+		resolver:  cfg.Resolver,
+		dial:      cfg.Dial,
+		onDeny:    cfg.OnDeny,
+		own:       newOwnAddrs(),
+		lim:       defaultLimits,
+		listeners: map[net.Listener]struct{}{},
+		servers:   map[*http.Server]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+	}
+	var err error
+	if p.allow, err = newRuleSet(cfg.Allowed, false); err != nil {
+		return nil, err
+	}
+	if p.deny, err = newRuleSet(cfg.Denied, true); err != nil {
+		return nil, err
+	}
+	if p.reasons, err = reasonsFor(p.deny, cfg.DeniedReasons); err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.DeniedResolved {
+		n, err := parseCIDR(c)
+		if err != nil {
+			return nil, err
+		}
+		p.deniedNets = append(p.deniedNets, deniedNet{n, c})
+	}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if p.dial == nil {
+		d := &net.Dialer{}
+		p.dial = d.DialContext
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.gp, p.tr = p.newGoproxy()
+	return p, nil
+}
+
+// reasonsFor maps each deny entry to its deniedDomainReasons text. Keys
+// match an entry exactly or case-insensitively; a key naming no entry is
+// an error, so a typo does not silently lose its message.
+func reasonsFor(deny *ruleSet, given map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range deny.list {
+		if v, ok := given[d.raw]; ok {
+			out[d.raw] = v
+			continue
+		}
+		for k, v := range given {
+			if strings.EqualFold(k, d.raw) {
+				out[d.raw] = v
+				break
+			}
+		}
+	}
+	for k := range given {
+		found := false
+		for _, d := range deny.list {
+			found = found || strings.EqualFold(k, d.raw)
+		}
+		if !found {
+			return nil, fmt.Errorf("network.deniedDomainReasons key %q is not a network.deniedDomains entry; add the entry or remove the reason", k)
+		}
+	}
+	return out, nil
+}
+
+func parseCIDR(s string) (netip.Prefix, error) {
+	if n, err := netip.ParsePrefix(s); err == nil {
+		if n.Addr().Is4In6() {
+			bits := n.Bits() - 96
+			if bits < 0 {
+				return netip.Prefix{}, fmt.Errorf("network.deniedResolvedAddresses entry %q: IPv4-mapped prefix shorter than /96", s)
+			}
+			n = netip.PrefixFrom(n.Addr().Unmap(), bits)
+		}
+		return n.Masked(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("network.deniedResolvedAddresses entry %q is not a CIDR (e.g. \"10.0.0.0/8\", \"fd00::/8\") or an IP address", s)
+}
+
+// recovered handles a panic in a connection's goroutine: the connection
+// is dropped, the supervisor lives on.
+func (p *Proxy) recovered(v any) {
+	if p.onPanic != nil {
+		p.onPanic(v)
+	}
+}
+
+// report calls OnDeny.
+func (p *Proxy) report(d Denial) {
+	if p.onDeny != nil {
+		p.onDeny(d)
+	}
+}
+
+// Close stops every listener, aborts lookups and dials, closes every client
+// connection and tunnel, and waits for the proxy's goroutines to finish.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.cancel()
+	for l := range p.listeners {
+		_ = l.Close()
+	}
+	servers := make([]*http.Server, 0, len(p.servers))
+	for s := range p.servers {
+		servers = append(servers, s)
+	}
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, s := range servers {
+		_ = s.Close()
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	p.wg.Wait()
+	p.tr.CloseIdleConnections()
+	return nil
+}
+
+// addListener registers l, or reports that the proxy is closed.
+func (p *Proxy) addListener(l net.Listener) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	p.listeners[l] = struct{}{}
+	return nil
+}
+
+func (p *Proxy) removeListener(l net.Listener) {
+	p.mu.Lock()
+	delete(p.listeners, l)
+	p.mu.Unlock()
+}
+
+// trackClient registers an accepted client connection; false means it
+// must be closed (proxy closed or too many connections).
+func (p *Proxy) trackClient(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.nclients >= p.lim.maxConns {
+		return false
+	}
+	p.nclients++
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *Proxy) untrackClient(c net.Conn) {
+	p.mu.Lock()
+	p.nclients--
+	delete(p.conns, c)
+	p.mu.Unlock()
+	p.wg.Done()
+}
+
+// trackUpstream registers a tunnel's upstream connection so Close can
+// interrupt it; false means the proxy is closing.
+func (p *Proxy) trackUpstream(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrackUpstream(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// isClosed reports whether Close was called.
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// acceptBackoff sleeps after a failed Accept (e.g. EMFILE), doubling from
+// 5 ms up to 1 s, or returns false when the proxy closes meanwhile.
+func (p *Proxy) acceptBackoff(d *time.Duration) bool {
+	if *d == 0 {
+		*d = 5 * time.Millisecond
+	} else if *d *= 2; *d > time.Second {
+		*d = time.Second
+	}
+	t := time.NewTimer(*d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,46 @@
+package netproxy
+
+import (
+	"io"
+	"net"
+	"time"
+)
+
+var noDeadline time.Time
+
+// tunnel relays bytes between client and upstream until both directions
+// are done, then closes both. A clean EOF in one direction is passed on
+// with CloseWrite (half-close); an error in either direction closes both.
+// With two *net.TCPConn, io.Copy uses splice(2) on Linux: callers must pass
+// the raw connections, not wrappers.
+func (p *Proxy) tunnel(client, upstream net.Conn) {
+	if !p.trackUpstream(upstream) {
+		_ = upstream.Close()
+		return
+	}
+	defer p.untrackUpstream(upstream)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		relay(upstream, client)
+	}()
+	relay(client, upstream)
+	<-done
+	_ = client.Close()
+	_ = upstream.Close()
+}
+
+// relay copies src to dst. On EOF it half-closes dst; on error it closes
+// both ends so the other direction stops too.
+func relay(dst, src net.Conn) {
+	_, err := io.Copy(dst, src)
+	if err == nil {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			if cw.CloseWrite() == nil {
+				return
+			}
+		}
+	}
+	_ = dst.Close()
+	_ = src.Close()
+}
