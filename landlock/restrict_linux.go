@@ -114,6 +114,12 @@ func (rs Ruleset) RestrictThread() (int, error) {
 				return abi, fmt.Errorf("landlock: port rule %d: %w", port, err)
 			}
 		}
+		for _, port := range rs.BindPorts {
+			np := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_BIND_TCP, port: uint64(port)}
+			if err := addRule(fd, ruleNetPort, unsafe.Pointer(&np)); err != nil {
+				return abi, fmt.Errorf("landlock: bind port rule %d: %w", port, err)
+			}
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return abi, fmt.Errorf("landlock: no_new_privs: %w", err)

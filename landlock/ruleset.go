@@ -53,6 +53,8 @@ type Ruleset struct {
 	// ports the command may connect to.
 	RestrictTCP  bool     `json:"restrictTcp"`
 	ConnectPorts []uint16 `json:"connectPorts,omitempty"`
+	// BindPorts are the only ports the command may bind (published ports).
+	BindPorts []uint16 `json:"bindPorts,omitempty"`
 	// Notes explain where Landlock leaves enforcement to the mount view.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -63,6 +65,9 @@ type Options struct {
 	Weaker bool
 	// ProxyPorts are loopback ports the command may connect to.
 	ProxyPorts []uint16
+	// BindPorts are ports the command may listen on without
+	// allowLocalBinding (the inside ports of --publish).
+	BindPorts []uint16
 }
 
 // Plan computes the Ruleset for p.
@@ -90,6 +95,7 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 	if !p.Network.AllowLocalBinding && p.Network.Mode != "host" {
 		rs.RestrictTCP = true
 		rs.ConnectPorts = append(rs.ConnectPorts, o.ProxyPorts...)
+		rs.BindPorts = append(rs.BindPorts, o.BindPorts...)
 	}
 	return rs
 }

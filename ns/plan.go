@@ -85,9 +85,10 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		}
 	}
 	// The sandbox's /tmp is a private tmpfs: host paths under /tmp that
-	// the command needs (its working directory, the program itself) are
+	// the command needs (its working directory, the program itself, sbx
+	// for `sbx connect`) are
 	// bound in read-only unless already covered.
-	for _, need := range append([]string{p.Process.Dir, programPath(p)}, fs.AllowRead...) {
+	for _, need := range append([]string{p.Process.Dir, programPath(p), p.Process.Self}, fs.AllowRead...) {
 		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !policy.WithinAny(need, fs.DenyRead) && exists(need) {
 			add(OpRO, need, false, "needed from the host's /tmp")
 		}

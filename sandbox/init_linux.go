@@ -15,14 +15,14 @@ import (
 )
 
 // InitArg is the hidden first argument that makes sbx run as the sandbox's
-// init: sbx __init PLANFD LIFELINEFD STATUSFD.
+// init: sbx __sbx_init PLANFD LIFELINEFD STATUSFD CONTROLFD.
 const InitArg = "__sbx_init"
 
 // InitMain is the sandbox's PID 1. It never returns.
 func InitMain(args []string) {
-	fds := make([]int, 3)
+	fds := make([]int, 4)
 	for i := range fds {
-		if len(args) != 3 {
+		if len(args) != len(fds) {
 			os.Exit(125)
 		}
 		n, err := strconv.Atoi(args[i])
@@ -53,6 +53,12 @@ func InitMain(args []string) {
 	}
 	if !pl.HostNet {
 		if err := ns.LoopbackUp(); err != nil {
+			view.Close()
+			fail(125, "%v", err)
+		}
+	}
+	if pl.Net.Control {
+		if err := initNet(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
 			view.Close()
 			fail(125, "%v", err)
 		}

@@ -46,6 +46,7 @@ type Plan struct {
 	UID     int             `json:"uid"`
 	GID     int             `json:"gid"`
 	Timeout time.Duration   `json:"timeout,omitempty"`
+	Net     NetPlan         `json:"net"`
 }
 
 // Compute builds the Plan for p.
@@ -61,11 +62,8 @@ func Compute(p *policy.Policy) (*Plan, error) {
 		GID:     p.Process.GID,
 		Timeout: p.Process.Timeout,
 	}
-	if p.Network.Mode == "filtered" {
-		return nil, errors.New("domain-filtered networking (--allow-domain / network.allowedDomains) is not available in this build yet; use --net none, or --net host to share the host's network")
-	}
-	if len(p.Network.Publish) > 0 {
-		return nil, errors.New("--publish is not available in this build yet")
+	if err := computeNet(pl, p); err != nil {
+		return nil, err
 	}
 	if len(p.Network.AllowUnixSockets) > 0 {
 		return nil, errors.New("network.allowUnixSockets / --allow-unix-socket is not available in this build yet; use allowAllUnixSockets to allow every socket the filesystem view reaches")
@@ -77,7 +75,14 @@ func Compute(p *policy.Policy) (*Plan, error) {
 			return nil, err
 		}
 	}
-	pl.Landlock = landlock.Plan(p, landlock.Options{Weaker: pl.Weaker})
+	lo := landlock.Options{Weaker: pl.Weaker}
+	if pl.Net.Proxy {
+		lo.ProxyPorts = []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort}
+	}
+	for _, pb := range pl.Net.Publish {
+		lo.BindPorts = append(lo.BindPorts, pb.Port)
+	}
+	pl.Landlock = landlock.Plan(p, lo)
 	pl.Seccomp = seccomp.Config{
 		AllowUnixSockets: p.Network.AllowAllUnixSockets,
 		AllowDatagram:    !pl.Weaker || pl.HostNet,

@@ -60,8 +60,19 @@ func runFull(pl *Plan, stderr io.Writer) int {
 		}
 		extra = append(extra, f)
 	}
+	ctlSup, ctlInit, err := controlPair()
+	if err != nil {
+		return failf(stderr, "%v", err)
+	}
+	var nw *netSide
+	if pl.Net.Control {
+		if nw, err = prepareNet(pl, nil); err != nil {
+			return failf(stderr, "%v", err)
+		}
+		defer nw.close()
+	}
 	base := 3 + len(extra)
-	extra = append(extra, planR, lifeR, statW)
+	extra = append(extra, planR, lifeR, statW, ctlInit)
 	self, err := os.Executable()
 	if err != nil {
 		return failf(stderr, "finding the sbx executable: %v", err)
@@ -76,7 +87,7 @@ func runFull(pl *Plan, stderr io.Writer) int {
 	}
 	cmd := &exec.Cmd{
 		Path:       self,
-		Args:       []string{"sbx", InitArg, strconv.Itoa(base), strconv.Itoa(base + 1), strconv.Itoa(base + 2)},
+		Args:       []string{"sbx", InitArg, strconv.Itoa(base), strconv.Itoa(base + 1), strconv.Itoa(base + 2), strconv.Itoa(base + 3)},
 		Env:        []string{},
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
@@ -100,6 +111,16 @@ func runFull(pl *Plan, stderr io.Writer) int {
 	planR.Close()
 	lifeR.Close()
 	statW.Close()
+	ctlInit.Close()
+	if nw != nil {
+		if err := nw.start(ctlSup); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return failf(stderr, "%v", err)
+		}
+	} else {
+		ctlSup.Close()
+	}
 	enc := json.NewEncoder(planW)
 	if err := enc.Encode(pl); err != nil {
 		_ = cmd.Process.Kill()
@@ -150,6 +171,7 @@ func runFull(pl *Plan, stderr io.Writer) int {
 	close(done)
 	_ = cmd.Wait()
 	lifeW.Close()
+	nw.close()
 	switch {
 	case timedOut.Load():
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)

@@ -46,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return check.Main(args[1:], stdout, stderr)
 		case "profile":
 			return cmdRun(args[1:], stdout, stderr, true)
+		case "connect":
+			return cmdConnect(args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	return cmdRun(args, stdout, stderr, false)

@@ -142,6 +142,15 @@ func run(probe string, args []string) int {
 	case "abstract-self":
 		need(args, 1)
 		abstractSelf(args[0])
+	case "dial":
+		need(args, 2)
+		dial(args[0], args[1])
+	case "serve":
+		need(args, 2)
+		serve(args[0], args[1])
+	case "unix":
+		need(args, 1)
+		dialUnix(args)
 	default:
 		fmt.Fprintf(os.Stderr, "attack: unknown probe %q\n", probe)
 		return 2

@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sbx-sh/sbx/netproxy"
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// Ports of the proxy inside the sandbox's network namespace. The
+// namespace is the sandbox's own, so fixed ports cannot collide with the
+// host; they are the conventional ones so that a user reading the
+// environment recognises them.
+const (
+	ProxyHTTPPort  = 3128
+	ProxySOCKSPort = 1080
+)
+
+// NetPlan is the network part of a Plan.
+type NetPlan struct {
+	// Proxy is set in filtered mode: init creates the proxy's listeners
+	// on 127.0.0.1 inside the namespace and hands them to the supervisor,
+	// which serves them with package netproxy.
+	Proxy     bool   `json:"proxy"`
+	HTTPPort  uint16 `json:"httpPort,omitempty"`
+	SOCKSPort uint16 `json:"socksPort,omitempty"`
+	// Publish forwards host loopback ports to ports inside.
+	Publish []Publish `json:"publish,omitempty"`
+	// Control is set when init and the supervisor talk over the network
+	// control socket (listeners, published connections, the seccomp
+	// listener).
+	Control bool `json:"control"`
+	// Allowed and Denied are the proxy's lists, shown by --dry-run.
+	Allowed []string `json:"allowedDomains,omitempty"`
+	Denied  []string `json:"deniedDomains,omitempty"`
+
+	proxy netproxy.Config
+}
+
+// Publish is one --publish [HOST_PORT:]PORT.
+type Publish struct {
+	HostPort uint16 `json:"hostPort"`
+	Port     uint16 `json:"port"`
+}
+
+// parsePublish reads [HOST_PORT:]PORT.
+func parsePublish(s string) (Publish, error) {
+	port := func(v string) (uint16, error) {
+		n, err := strconv.ParseUint(v, 10, 16)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("--publish %q: %q is not a port (1-65535); use --publish [HOST_PORT:]PORT", s, v)
+		}
+		return uint16(n), nil
+	}
+	h, in, ok := strings.Cut(s, ":")
+	if !ok {
+		in = h
+	}
+	p, err := port(in)
+	if err != nil {
+		return Publish{}, err
+	}
+	hp := p
+	if ok {
+		if hp, err = port(h); err != nil {
+			return Publish{}, err
+		}
+	}
+	return Publish{HostPort: hp, Port: p}, nil
+}
+
+// computeNet fills pl.Net from the policy and adds the proxy variables to
+// the command's environment.
+func computeNet(pl *Plan, p *policy.Policy) error {
+	n := &pl.Net
+	for _, s := range p.Network.Publish {
+		pb, err := parsePublish(s)
+		if err != nil {
+			return err
+		}
+		if pl.HostNet {
+			return fmt.Errorf("--publish %s: with --net host the command listens on the host already; drop --publish", s)
+		}
+		if pl.Weaker {
+			return fmt.Errorf("--publish %s: needs the sandbox's own network namespace, which --weaker-nested does not have", s)
+		}
+		if p.Network.Mode == "filtered" && (pb.Port == ProxyHTTPPort || pb.Port == ProxySOCKSPort) {
+			return fmt.Errorf("--publish %s: port %d is the proxy's inside the sandbox; have the command listen on another port", s, pb.Port)
+		}
+		for _, q := range n.Publish {
+			if q.HostPort == pb.HostPort {
+				return fmt.Errorf("--publish %s: host port %d is published twice", s, pb.HostPort)
+			}
+		}
+		n.Publish = append(n.Publish, pb)
+	}
+	if p.Network.Mode != "filtered" {
+		n.Control = len(n.Publish) > 0
+		return nil
+	}
+	if pl.Weaker {
+		return fmt.Errorf("domain filtering (--allow-domain / network.allowedDomains) needs the sandbox's own network namespace, which --weaker-nested does not have; use --net none or --net host")
+	}
+	for _, d := range p.Network.AllowedDomains {
+		if err := netproxy.ValidatePattern(d, false); err != nil {
+			return fmt.Errorf("network.allowedDomains / --allow-domain: %w", err)
+		}
+	}
+	for _, d := range p.Network.DeniedDomains {
+		if err := netproxy.ValidatePattern(d, true); err != nil {
+			return fmt.Errorf("network.deniedDomains / --deny-domain: %w", err)
+		}
+	}
+	n.proxy = netproxy.Config{
+		Allowed:        p.Network.AllowedDomains,
+		Denied:         p.Network.DeniedDomains,
+		DeniedReasons:  p.Network.DeniedDomainReasons,
+		DeniedResolved: p.Network.DeniedResolvedAddresses,
+	}
+	// New validates the reasons and CIDRs too; the proxy itself is made
+	// again in the supervisor.
+	px, err := netproxy.New(n.proxy)
+	if err != nil {
+		return fmt.Errorf("network settings: %w", err)
+	}
+	_ = px.Close()
+	n.Proxy, n.Control = true, true
+	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
+	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
+	pl.Env = withProxyEnv(pl.Env, *n, p.Process.Self)
+	return nil
+}
+
+// withProxyEnv sets the variables that point clients at the proxy,
+// replacing whatever the caller had (the caller's proxies are not
+// reachable from the sandbox). NO_PROXY names the sandbox's own loopback
+// unless an allow entry names a loopback host: then "localhost" means
+// the host's, reached through the proxy.
+func withProxyEnv(env []string, n NetPlan, self string) []string {
+	httpURL := fmt.Sprintf("http://127.0.0.1:%d", n.HTTPPort)
+	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", n.SOCKSPort)
+	var noProxy []string
+	loopback := map[string]bool{}
+	for _, a := range n.Allowed {
+		h := a
+		if strings.HasPrefix(h, "[") {
+			h, _, _ = strings.Cut(h[1:], "]")
+		} else if strings.Count(h, ":") == 1 {
+			h, _, _ = strings.Cut(h, ":")
+		}
+		if c, err := netproxy.Canonicalize(h); err == nil {
+			loopback[c] = true
+		}
+	}
+	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+		if !loopback[h] {
+			noProxy = append(noProxy, h)
+		}
+	}
+	set := map[string]string{
+		"HTTP_PROXY":  httpURL,
+		"HTTPS_PROXY": httpURL,
+		"ALL_PROXY":   socksURL,
+		"GRPC_PROXY":  httpURL,
+		"NO_PROXY":    strings.Join(noProxy, ","),
+	}
+	for k, v := range set {
+		set[strings.ToLower(k)] = v
+	}
+	if self != "" {
+		set["GIT_SSH_COMMAND"] = "ssh -o ProxyCommand=" + shellQuote(shellQuote(self)+" connect %h %p")
+		set["SBX_PROXY"] = httpURL
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,414 @@
+//go:build linux
+
+package sandbox
+
+// The network control socket: a SOCK_SEQPACKET pair between the
+// supervisor and init. A socket belongs to the network namespace it was
+// created in, so everything that must live inside the sandbox's namespace
+// is created by init and handed over as a descriptor (SCM_RIGHTS):
+//
+//	init → supervisor  "listen"        + the proxy's HTTP and SOCKS listeners
+//	supervisor → init  "dial ID PORT"  connect to 127.0.0.1:PORT inside (--publish)
+//	init → supervisor  "dialed ID"     + the connected socket, or
+//	                   "dialed ID ERR" without one
+//
+// The supervisor serves the listeners with package netproxy from its own
+// (the host's) network namespace: accepted connections are inside, dials
+// are outside. Init is never confined, so its dials are not subject to
+// the command's Landlock port rules.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sbx-sh/sbx/netproxy"
+	"golang.org/x/sys/unix"
+)
+
+// controlPair makes the control socket pair: [0] stays in the supervisor,
+// [1] goes to init.
+func controlPair() (sup, init *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("control socket: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "sbx-control"), os.NewFile(uintptr(fds[1]), "sbx-control"), nil
+}
+
+func unixConn(f *os.File) (*net.UnixConn, error) {
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, errors.New("control socket is not a Unix socket")
+	}
+	return uc, nil
+}
+
+// ---- init side ----
+
+// initNet creates the proxy listeners inside the namespace, hands them to
+// the supervisor, and answers dial requests until the supervisor closes
+// its end.
+func initNet(pl *Plan, f *os.File) error {
+	c, err := unixConn(f)
+	if err != nil {
+		return fmt.Errorf("network control socket: %w", err)
+	}
+	if pl.Net.Proxy {
+		var files []*os.File
+		for _, port := range []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort} {
+			l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+			if err != nil {
+				return fmt.Errorf("proxy listener on 127.0.0.1:%d: %w", port, err)
+			}
+			lf, err := l.(*net.TCPListener).File()
+			l.Close()
+			if err != nil {
+				return fmt.Errorf("proxy listener: %w", err)
+			}
+			files = append(files, lf)
+		}
+		err := sendFDs(c, "listen", files...)
+		for _, lf := range files {
+			lf.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("handing the proxy listeners to the supervisor: %w", err)
+		}
+	}
+	go func() {
+		buf := make([]byte, 128)
+		for {
+			n, err := c.Read(buf)
+			if err != nil || n == 0 {
+				return
+			}
+			f := strings.Fields(string(buf[:n]))
+			if len(f) != 3 || f[0] != "dial" {
+				continue
+			}
+			go func(id, port string) {
+				conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 5*time.Second)
+				if err != nil {
+					_ = sendFDs(c, "dialed "+id+" "+errName(err))
+					return
+				}
+				cf, err := conn.(*net.TCPConn).File()
+				conn.Close()
+				if err != nil {
+					_ = sendFDs(c, "dialed "+id+" "+errName(err))
+					return
+				}
+				_ = sendFDs(c, "dialed "+id, cf)
+				cf.Close()
+			}(f[1], f[2])
+		}
+	}()
+	return nil
+}
+
+func errName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	return "error"
+}
+
+func sendFDs(c *net.UnixConn, msg string, files ...*os.File) error {
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, err := c.WriteMsgUnix([]byte(msg), oob, nil)
+	return err
+}
+
+// ---- supervisor side ----
+
+// netSide is the supervisor's half: the proxy and the published ports.
+type netSide struct {
+	pl     *Plan
+	proxy  *netproxy.Proxy
+	pubs   []net.Listener
+	ctl    *net.UnixConn
+	mu     sync.Mutex
+	nextID uint64
+	wait   map[uint64]chan *os.File
+	wg     sync.WaitGroup
+	conns  map[net.Conn]struct{}
+	closed bool
+	once   sync.Once
+}
+
+// prepareNet does what can fail before the sandbox starts: it binds the
+// published host ports and makes the proxy, so a port in use or a bad
+// setting is exit 125 with nothing run.
+func prepareNet(pl *Plan, onDeny func(netproxy.Denial)) (*netSide, error) {
+	ns := &netSide{pl: pl, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+	for _, pb := range pl.Net.Publish {
+		l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(pb.HostPort))))
+		if err != nil {
+			ns.close()
+			return nil, fmt.Errorf("--publish %d:%d: cannot listen on the host's 127.0.0.1:%d: %w", pb.HostPort, pb.Port, pb.HostPort, err)
+		}
+		ns.pubs = append(ns.pubs, l)
+	}
+	if pl.Net.Proxy {
+		cfg := pl.Net.proxy
+		cfg.OnDeny = onDeny
+		px, err := netproxy.New(cfg)
+		if err != nil {
+			ns.close()
+			return nil, fmt.Errorf("network settings: %w", err)
+		}
+		ns.proxy = px
+	}
+	return ns, nil
+}
+
+// start takes over the supervisor's end of the control socket once init
+// runs.
+func (ns *netSide) start(f *os.File) error {
+	c, err := unixConn(f)
+	if err != nil {
+		return fmt.Errorf("network control socket: %w", err)
+	}
+	ns.ctl = c
+	ns.wg.Add(1)
+	go ns.readLoop()
+	for i, l := range ns.pubs {
+		ns.wg.Add(1)
+		go ns.servePublish(l, ns.pl.Net.Publish[i].Port)
+	}
+	return nil
+}
+
+func (ns *netSide) readLoop() {
+	defer ns.wg.Done()
+	buf := make([]byte, 128)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := ns.ctl.ReadMsgUnix(buf, oob)
+		if err != nil || (n == 0 && oobn == 0) {
+			ns.failWaiters()
+			return
+		}
+		files := receivedFiles(oob[:oobn])
+		f := strings.Fields(string(buf[:n]))
+		switch {
+		case len(f) == 1 && f[0] == "listen" && len(files) == 2 && ns.proxy != nil:
+			ls := make([]net.Listener, 2)
+			for i, lf := range files {
+				l, err := net.FileListener(lf)
+				lf.Close()
+				if err != nil {
+					continue
+				}
+				ls[i] = l
+			}
+			if ls[0] != nil {
+				go func() { _ = ns.proxy.ServeHTTP(ls[0]) }()
+			}
+			if ls[1] != nil {
+				go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
+			}
+		case len(f) >= 2 && f[0] == "dialed":
+			id, _ := strconv.ParseUint(f[1], 10, 64)
+			ns.mu.Lock()
+			ch := ns.wait[id]
+			delete(ns.wait, id)
+			ns.mu.Unlock()
+			var got *os.File
+			if len(files) == 1 && len(f) == 2 {
+				got, files = files[0], nil
+			}
+			if ch != nil {
+				ch <- got
+			} else if got != nil {
+				got.Close()
+			}
+			for _, x := range files {
+				x.Close()
+			}
+		default:
+			for _, x := range files {
+				x.Close()
+			}
+		}
+	}
+}
+
+func receivedFiles(oob []byte) []*os.File {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var out []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+			out = append(out, os.NewFile(uintptr(fd), "received"))
+		}
+	}
+	return out
+}
+
+func (ns *netSide) failWaiters() {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for id, ch := range ns.wait {
+		close(ch)
+		delete(ns.wait, id)
+	}
+}
+
+// dialInside asks init for a connection to 127.0.0.1:port inside the
+// sandbox.
+func (ns *netSide) dialInside(port uint16) (net.Conn, error) {
+	ch := make(chan *os.File, 1)
+	ns.mu.Lock()
+	if ns.closed {
+		ns.mu.Unlock()
+		return nil, net.ErrClosed
+	}
+	ns.nextID++
+	id := ns.nextID
+	ns.wait[id] = ch
+	ns.mu.Unlock()
+	if err := sendFDs(ns.ctl, fmt.Sprintf("dial %d %d", id, port)); err != nil {
+		ns.mu.Lock()
+		delete(ns.wait, id)
+		ns.mu.Unlock()
+		return nil, err
+	}
+	select {
+	case f, ok := <-ch:
+		if !ok || f == nil {
+			return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
+		}
+		c, err := net.FileConn(f)
+		f.Close()
+		return c, err
+	case <-time.After(10 * time.Second):
+		ns.mu.Lock()
+		delete(ns.wait, id)
+		ns.mu.Unlock()
+		return nil, errors.New("timed out")
+	}
+}
+
+func (ns *netSide) servePublish(l net.Listener, port uint16) {
+	defer ns.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if !ns.track(c) {
+			c.Close()
+			return
+		}
+		ns.wg.Add(1)
+		go func() {
+			defer ns.wg.Done()
+			defer ns.untrack(c)
+			in, err := ns.dialInside(port)
+			if err != nil {
+				return
+			}
+			if !ns.track(in) {
+				in.Close()
+				return
+			}
+			defer ns.untrack(in)
+			pipeBoth(c, in)
+		}()
+	}
+}
+
+func (ns *netSide) track(c net.Conn) bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if ns.closed {
+		return false
+	}
+	ns.conns[c] = struct{}{}
+	return true
+}
+
+func (ns *netSide) untrack(c net.Conn) {
+	ns.mu.Lock()
+	delete(ns.conns, c)
+	ns.mu.Unlock()
+	c.Close()
+}
+
+// pipeBoth copies both ways until both directions have ended.
+func pipeBoth(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
+
+// close stops everything: listeners, the proxy, forwarded connections.
+func (ns *netSide) close() {
+	if ns == nil {
+		return
+	}
+	ns.once.Do(ns.doClose)
+}
+
+func (ns *netSide) doClose() {
+	ns.mu.Lock()
+	ns.closed = true
+	for c := range ns.conns {
+		c.Close()
+	}
+	ns.mu.Unlock()
+	for _, l := range ns.pubs {
+		l.Close()
+	}
+	if ns.proxy != nil {
+		_ = ns.proxy.Close()
+	}
+	if ns.ctl != nil {
+		ns.ctl.Close()
+	}
+	ns.wg.Wait()
+}
