@@ -95,8 +95,8 @@ func runFull(pl *Plan, stderr io.Writer) int {
 		ExtraFiles: extra,
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:                 flags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: pl.UID, HostID: pl.UID, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: pl.GID, HostID: pl.GID, Size: 1}},
+			UidMappings:                idMap(pl.UID),
+			GidMappings:                idMap(pl.GID),
 			GidMappingsEnableSetgroups: false,
 			AmbientCaps:                caps,
 			Setsid:                     true,
@@ -186,6 +186,18 @@ func runFull(pl *Plan, stderr io.Writer) int {
 		return 125
 	}
 	return failf(stderr, "the sandbox failed to start (init exited: %v)", cmd.ProcessState)
+}
+
+// idMap maps the caller's id to itself. For root it maps every id to
+// itself: init (root in the sandbox's user namespace) then has its
+// capabilities over files of other owners too, so it can build the mount
+// view inside a writable directory another user owns. The command drops
+// every capability, so it gains nothing from this.
+func idMap(id int) []syscall.SysProcIDMap {
+	if id == 0 && os.Geteuid() == 0 {
+		return []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	}
+	return []syscall.SysProcIDMap{{ContainerID: id, HostID: id, Size: 1}}
 }
 
 func failf(w io.Writer, format string, a ...any) int {

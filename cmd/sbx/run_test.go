@@ -468,3 +468,78 @@ func TestConcurrentSandboxes(t *testing.T) {
 		t.Fatalf("left behind after concurrent runs: %q", after)
 	}
 }
+
+// TestUserNamespacesUnavailable: where no user namespace can be created
+// (here: user.max_user_namespaces=0 inside a user namespace of the test's
+// own, which the kernel enforces for everything nested in it), sbx fails
+// closed with 125, names the cause and the fixes, and runs nothing;
+// --weaker-nested then runs the command with Landlock + seccomp and says
+// so.
+func TestUserNamespacesUnavailable(t *testing.T) {
+	unshare := needTool(t, "unshare")
+	w := t.TempDir()
+	marker := filepath.Join(w, "ran")
+	script := `echo 0 > /proc/sys/user/max_user_namespaces || exit 99; exec "$@"`
+	run := func(flags ...string) result {
+		args := append([]string{"-U", "-r", "/bin/sh", "-c", script, "sh", sbxBin}, flags...)
+		args = append(args, "--", "/bin/sh", "-c", "touch "+marker)
+		cmd := exec.Command(unshare, args...)
+		cmd.Dir = w
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		return result{exitCode(t, cmd, cmd.Run()), so.String(), se.String()}
+	}
+	r := run()
+	if r.code == 99 {
+		t.Skipf("cannot lower user.max_user_namespaces in a child user namespace: %s", r)
+	}
+	wantCode(t, r, 125)
+	if !strings.Contains(r.stderr, "max_user_namespaces is 0") || !strings.Contains(r.stderr, "--weaker-nested") {
+		t.Fatalf("the message must name the cause and the fixes: %s", r)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran although the sandbox could not be built")
+	}
+	// The opt-in weaker mode runs it, saying so.
+	r = run("--weaker-nested", "--allow-write", w)
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stderr, "weaker sandbox") {
+		t.Fatalf("weaker mode must say so: %s", r)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("weaker mode did not run the command: %s", r)
+	}
+}
+
+// TestRootAllowWriteOtherOwner: root may name a writable directory that
+// another user owns. The mount view (stubs for missing protected names)
+// is built there, the command writes what the directory's mode lets a
+// capability-less uid 0 write, and nothing is left behind.
+func TestRootAllowWriteOtherOwner(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root to own a directory as another user")
+	}
+	w := t.TempDir()
+	d := filepath.Join(w, "theirs")
+	if err := os.Mkdir(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(d, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, d)
+	r := sh(t, runOpts{dir: d}, `echo ok > out && cat out && { echo x > .bashrc; } 2>/dev/null || echo protected`, "--allow-write", d)
+	wantCode(t, r, 0)
+	if r.stdout != "ok\nprotected\n" {
+		t.Fatalf("write in another user's directory: %s", r)
+	}
+	if err := os.Remove(filepath.Join(d, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(t, d); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Fatalf("left behind: %v", after)
+	}
+}
