@@ -17,19 +17,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
 
 // Run executes the plan and returns sbx's exit status. stderr receives
-// sbx's own one-line errors and notices.
-func Run(pl *Plan, stderr io.Writer) int {
+// sbx's own one-line errors and notices; col (which may be nil) receives
+// every denial the supervisor sees.
+func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	if pl.Weaker {
 		return runWeaker(pl, stderr)
 	}
-	return runFull(pl, stderr)
+	return runFull(pl, stderr, col)
 }
 
-func runFull(pl *Plan, stderr io.Writer) int {
+func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	closeExtraFDs()
 	planR, planW, err := os.Pipe()
 	if err != nil {
@@ -66,7 +68,7 @@ func runFull(pl *Plan, stderr io.Writer) int {
 	}
 	var nw *netSide
 	if pl.Net.Control {
-		if nw, err = prepareNet(pl, nil); err != nil {
+		if nw, err = prepareNet(pl, proxyReporter(col)); err != nil {
 			return failf(stderr, "%v", err)
 		}
 		defer nw.close()

@@ -5,6 +5,8 @@ package sandbox
 import (
 	"fmt"
 	"io"
+
+	"github.com/sbx-sh/sbx/violations"
 )
 
 // InitArg is the hidden first argument of the sandbox's init (Linux only).
@@ -14,7 +16,7 @@ const InitArg = "__sbx_init"
 func InitMain([]string) { panic("sbx: init is Linux-only") }
 
 // Run is Linux-only here; the macOS runner lives in package darwin.
-func Run(pl *Plan, stderr io.Writer) int {
+func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 	fmt.Fprintln(stderr, "sbx: this build runs sandboxes on Linux only")
 	return 125
 }

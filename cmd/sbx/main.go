@@ -84,6 +84,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	var settings, allowRead, denyRead, allowWrite, denyWrite list
 	var passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock, publish list
 	var keep fdList
+	var vf violationFlags
+	vf.register(fs)
 	fs.Var(&settings, "settings", "")
 	fs.StringVar(&in.ManagedSettings, "managed-settings", "", "")
 	fs.Var(&allowRead, "allow-read", "")
@@ -221,7 +223,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	if p.Network.Mode == "host" {
 		fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
 	}
-	return sandbox.Run(plan, stderr)
+	col, err := vf.open(p, args)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return vf.finish(col, sandbox.Run(plan, stderr, col), stderr)
 }
 
 func fail(w io.Writer, format string, a ...any) int {

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sbx-sh/sbx/policy"
+	"github.com/sbx-sh/sbx/violations"
+)
+
+// ExitViolation is the exit status under --fail-on-violation when the
+// command succeeded but something was refused (distinct from 124-127).
+const ExitViolation = 123
+
+// violationFlags are the reporting options.
+type violationFlags struct {
+	file   string
+	fd     int
+	format string
+	fail   bool
+	quiet  bool
+}
+
+func (v *violationFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&v.file, "violations", "", "")
+	fs.IntVar(&v.fd, "violations-fd", -1, "")
+	fs.StringVar(&v.format, "violations-format", "", "")
+	fs.BoolVar(&v.fail, "fail-on-violation", false, "")
+	fs.BoolVar(&v.quiet, "quiet-violations", false, "")
+}
+
+// open validates the options and starts the collector. Nothing is created
+// on failure.
+func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Collector, error) {
+	format, err := violations.ParseFormat(v.format)
+	if err != nil {
+		return nil, fmt.Errorf("--violations-format %q: use json, text or github", v.format)
+	}
+	v.format = format
+	var sinks []violations.Sink
+	closeAll := func() {
+		for _, s := range sinks {
+			_ = s.Close()
+		}
+	}
+	if v.fd >= 0 {
+		s, err := violations.FDSink(v.fd, format)
+		if err != nil {
+			return nil, fmt.Errorf("--violations-fd %d: %v; pass a descriptor open for writing", v.fd, err)
+		}
+		sinks = append(sinks, s)
+	} else if v.fd != -1 {
+		return nil, fmt.Errorf("--violations-fd %d: not a descriptor number", v.fd)
+	}
+	if v.file != "" {
+		f, err := violations.OpenFile(v.file)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--violations %s: %v", v.file, err)
+		}
+		s, err := violations.NewSink(f, format)
+		if err != nil {
+			f.Close()
+			closeAll()
+			return nil, err
+		}
+		sinks = append(sinks, s)
+	}
+	return violations.New(violations.Options{
+		Command: "sbx " + strings.Join(args, " "),
+		Ignore:  p.IgnoreViolations,
+		Sinks:   sinks,
+	}), nil
+}
+
+// finish closes the collector, prints the summary and applies
+// --fail-on-violation to the command's exit status.
+func (v *violationFlags) finish(col *violations.Collector, code int, stderr io.Writer) int {
+	sum := col.Close()
+	if !v.quiet {
+		format := violations.FormatText
+		if v.format == violations.FormatGitHub {
+			format = violations.FormatGitHub
+		}
+		sum.WriteText(stderr, format)
+	}
+	if v.quiet && sum.SinkErr != nil {
+		fmt.Fprintf(stderr, "sbx: writing violations: %v\n", sum.SinkErr)
+	}
+	if v.fail && code == 0 && (sum.Total > 0 || sum.Dropped > 0) {
+		return ExitViolation
+	}
+	return code
+}
