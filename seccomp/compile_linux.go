@@ -4,6 +4,7 @@ package seccomp
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -37,7 +38,15 @@ const low32 = 0xffffffff
 
 // Compile builds the filter for c and exports it as BPF.
 func Compile(c Config) (Program, error) {
+	if c.UnixConnect && c.AllowUnixSockets {
+		return nil, errors.New("seccomp: UnixConnect (an allow-list of Unix sockets) and AllowUnixSockets (every Unix socket) exclude each other")
+	}
+	// eperm is the action of every deny rule: EPERM from the kernel, or a
+	// user notification that the supervisor answers (Notify).
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	if c.Notify {
+		eperm = libseccomp.ActNotify
+	}
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -100,10 +109,32 @@ func Compile(c Config) (Program, error) {
 		allowed[unix.AF_UNIX] = true
 	}
 	for fam := uint64(0); fam < 64; fam++ {
-		if allowed[fam] {
+		if allowed[fam] || (fam == unix.AF_UNIX && c.UnixConnect) {
 			continue
 		}
 		if err := rule("socket", eperm, cond(0, libseccomp.CompareMaskedEqual, low32, fam)); err != nil {
+			return nil, err
+		}
+	}
+	if c.UnixConnect {
+		// Stream and seqpacket Unix sockets reach a socket path only
+		// through connect(2), which the supervisor decides. Every other
+		// type is refused, socketpair included: a datagram socket sends
+		// to any path with sendto(2), and unix_create turns SOCK_RAW
+		// into SOCK_DGRAM.
+		for typ := uint64(0); typ <= 0xf; typ++ {
+			if typ == unix.SOCK_STREAM || typ == unix.SOCK_SEQPACKET {
+				continue
+			}
+			for _, call := range []string{"socket", "socketpair"} {
+				if err := rule(call, eperm,
+					cond(0, libseccomp.CompareMaskedEqual, low32, unix.AF_UNIX),
+					cond(1, libseccomp.CompareMaskedEqual, 0xf, typ)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := rule("connect", libseccomp.ActNotify); err != nil {
 			return nil, err
 		}
 	}

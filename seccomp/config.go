@@ -9,6 +9,21 @@ type Config struct {
 	// full sandbox the network namespace has only loopback, so this is on;
 	// the weaker mode has the host's network and turns it off.
 	AllowDatagram bool `json:"allowDatagram"`
+	// Notify turns every EPERM rule into a user notification
+	// (SECCOMP_RET_USER_NOTIF), so that a supervisor holding the listener
+	// (LoadThreadListener, Listener) can record the denial and answer EPERM
+	// itself. clone3 keeps its plain ENOSYS; the foreign-architecture kill
+	// and the x32 guard are unchanged. Without a listener, or once the
+	// listener is closed, notified calls fail with ENOSYS.
+	Notify bool `json:"notify"`
+	// UnixConnect sends every connect(2) to user notification, so that the
+	// supervisor decides which pathname Unix sockets the command reaches
+	// (UnixAllow.Connect), and lets the command create AF_UNIX SOCK_STREAM
+	// and SOCK_SEQPACKET sockets. Every other AF_UNIX type (SOCK_DGRAM, and
+	// SOCK_RAW, which the kernel turns into SOCK_DGRAM) stays refused for
+	// socket(2) and socketpair(2): a datagram socket reaches any socket path
+	// with sendto(2), without connect(2). It excludes AllowUnixSockets.
+	UnixConnect bool `json:"unixConnect"`
 }
 
 // Program is a compiled classic-BPF filter, as the kernel reads it

@@ -4,9 +4,9 @@
 // The filter is compiled once, in the supervisor, with libseccomp
 // (Compile, linux+cgo only) and exported as a classic BPF program. The
 // sandbox's exec stage loads those bytes with one seccomp(2) call on the
-// thread that then forks the command (LoadThread), so nothing between the
-// load and execve needs cgo, and the rest of the init process stays
-// unfiltered.
+// thread that then forks the command (LoadThread, or LoadThreadListener
+// when the filter notifies), so nothing between the load and execve needs
+// cgo, and the rest of the init process stays unfiltered.
 //
 // The default action is ALLOW; the filter is a deny list aimed at the
 // kernel surfaces that sandbox escapes have used:
@@ -29,9 +29,54 @@
 //     truncates it to 32 bits);
 //   - socket families the policy does not need: only AF_INET, AF_INET6 and
 //     AF_NETLINK/NETLINK_ROUTE are allowed, AF_UNIX only when the policy
-//     allows Unix sockets (socketpair stays allowed: it reaches nobody);
-//     raw and packet sockets and MPTCP are refused.
+//     allows Unix sockets; raw and packet sockets and MPTCP are refused.
+//     socketpair(2) is not filtered in this mode; note that a
+//     socketpair(AF_UNIX, SOCK_DGRAM) socket can sendto(2) any datagram
+//     socket path it can see (UnixConnect closes that).
 //
 // Refused calls fail with EPERM (clone3: ENOSYS) so programs see an
 // ordinary error; only the foreign-architecture case kills.
+//
+// # Notify: denials reported to the supervisor
+//
+// With Config.Notify every EPERM rule becomes SECCOMP_RET_USER_NOTIF (the
+// program is otherwise identical; with Notify off it is byte-for-byte the
+// program of old). The exec stage loads it with LoadThreadListener and
+// hands the notification descriptor to the supervisor (SCM_RIGHTS), which
+// wraps it in a Listener and runs Serve: each refused call arrives as a
+// Request, Describe decodes it for the violation record (socket family
+// and type, ioctl name, clone/unshare flags, ptrace request, mount paths),
+// and the handler answers Response{Errno: EPERM}. The notification API is
+// plain ioctls on the descriptor, cgo-free.
+//
+// # UnixConnect: an allow-list of pathname Unix sockets
+//
+// With Config.UnixConnect the command may create AF_UNIX stream and
+// seqpacket sockets (datagram ones stay refused, socketpair included; the
+// kernel makes SOCK_RAW a datagram socket), and every connect(2) goes to
+// the supervisor, whose UnixAllow.Connect decides: the path is resolved
+// in the command's own view (/proc/PID/root, RESOLVE_IN_ROOT, no magic
+// links), compared by device and inode with the allowed sockets, and the
+// supervisor connects a pidfd_getfd duplicate of the command's socket to
+// the very file it checked (through /proc/self/fd/N) and answers with the
+// result. Nothing is re-read from the command after the check, so a
+// thread rewriting the address or swapping a symlink cannot redirect the
+// connect. Refused: DeniedErrno (EACCES) for a socket outside the list,
+// EPERM for abstract addresses, with a UnixDenial for the record. Sockets
+// of other families are answered Continue by default, which a thread
+// swapping descriptors can race (see UnixAllow.EmulateNonUnix for the
+// closed alternative and its Landlock caveat).
+//
+// # When the supervisor is gone
+//
+// Notified calls wait in the kernel for the supervisor's answer. When the
+// listener's last descriptor is closed — Listener.Close, or the
+// supervisor dying — pending and future notified calls fail with ENOSYS:
+// the sandbox fails closed (nothing refused becomes allowed, and connect
+// fails for every family under UnixConnect), but programs see ENOSYS
+// rather than EPERM. A program compiled with Notify or UnixConnect and
+// loaded with plain LoadThread has no listener and behaves the same way
+// from the start. The kernel allows one listener per filter stack, so a
+// sandbox nested in one that already has a listener gets EBUSY from
+// LoadThreadListener and must fall back to a filter without Notify.
 package seccomp

@@ -1,0 +1,165 @@
+//go:build linux && cgo
+
+package seccomp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// legacyCompile is Compile as it was before Notify and UnixConnect
+// existed, frozen: Compile with Notify and UnixConnect off must produce
+// exactly its bytes.
+func legacyCompile(c Config) (Program, error) {
+	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
+	}
+	// The loader sets no_new_privs itself; the exported program must not
+	// depend on libseccomp doing it.
+	if err := f.SetNoNewPrivsBit(false); err != nil {
+		return nil, fmt.Errorf("seccomp: nnp attribute: %w", err)
+	}
+	rule := func(name string, act libseccomp.ScmpAction, conds ...libseccomp.ScmpCondition) error {
+		sc, err := libseccomp.GetSyscallFromName(name)
+		if err != nil {
+			return nil // not on this architecture
+		}
+		if len(conds) == 0 {
+			err = f.AddRule(sc, act)
+		} else {
+			err = f.AddRuleConditional(sc, act, conds)
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: rule for %s: %w", name, err)
+		}
+		return nil
+	}
+	cond := func(arg uint, op libseccomp.ScmpCompareOp, v ...uint64) libseccomp.ScmpCondition {
+		cd, err := libseccomp.MakeCondition(arg, op, v...)
+		if err != nil {
+			panic(err) // static arguments: a bug, not input
+		}
+		return cd
+	}
+	for _, name := range legacyDeniedCalls {
+		if err := rule(name, eperm); err != nil {
+			return nil, err
+		}
+	}
+	if err := rule("clone3", libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+		return nil, err
+	}
+	for _, fl := range nsFlags {
+		if err := rule("unshare", eperm, cond(0, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+			return nil, err
+		}
+		if err := rule("clone", eperm, cond(0, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+			return nil, err
+		}
+	}
+	for _, req := range []uint64{unix.TIOCSTI, unix.TIOCLINUX} {
+		if err := rule("ioctl", eperm, cond(1, libseccomp.CompareMaskedEqual, low32, req)); err != nil {
+			return nil, err
+		}
+	}
+	// Socket families: everything the kernel knows except the allowed ones.
+	allowed := map[uint64]bool{unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
+	if c.AllowUnixSockets {
+		allowed[unix.AF_UNIX] = true
+	}
+	for fam := uint64(0); fam < 64; fam++ {
+		if allowed[fam] {
+			continue
+		}
+		if err := rule("socket", eperm, cond(0, libseccomp.CompareMaskedEqual, low32, fam)); err != nil {
+			return nil, err
+		}
+	}
+	// Netlink: route only (getifaddrs); audit, uevents and the rest refused.
+	for proto := uint64(1); proto < 32; proto++ {
+		if err := rule("socket", eperm,
+			cond(0, libseccomp.CompareMaskedEqual, low32, unix.AF_NETLINK),
+			cond(2, libseccomp.CompareMaskedEqual, low32, proto)); err != nil {
+			return nil, err
+		}
+	}
+	for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+		// Raw and packet-style sockets.
+		for _, typ := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
+			if err := rule("socket", eperm,
+				cond(0, libseccomp.CompareMaskedEqual, low32, fam),
+				cond(1, libseccomp.CompareMaskedEqual, 0xf, typ)); err != nil {
+				return nil, err
+			}
+		}
+		if !c.AllowDatagram {
+			if err := rule("socket", eperm,
+				cond(0, libseccomp.CompareMaskedEqual, low32, fam),
+				cond(1, libseccomp.CompareMaskedEqual, 0xf, unix.SOCK_DGRAM)); err != nil {
+				return nil, err
+			}
+		}
+		if err := rule("socket", eperm,
+			cond(0, libseccomp.CompareMaskedEqual, low32, fam),
+			cond(2, libseccomp.CompareMaskedEqual, low32, unix.IPPROTO_MPTCP)); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := export(f)
+	if err != nil {
+		return nil, err
+	}
+	return append(legacyX32Guard(), prog...), nil
+}
+
+// legacyDeniedCalls is deniedCalls as it was.
+var legacyDeniedCalls = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
+	"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns",
+	"add_key", "request_key", "keyctl",
+	"bpf", "perf_event_open", "userfaultfd",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "quotactl",
+	"acct", "swapon", "swapoff", "reboot", "syslog", "vhangup",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"iopl", "ioperm", "uselib", "nfsservctl",
+}
+
+func legacyX32Guard() []byte {
+	if runtime.GOARCH != "amd64" {
+		return nil
+	}
+	const (
+		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		ret    = unix.BPF_RET | unix.BPF_K
+		archX8 = 0xc000003e // AUDIT_ARCH_X86_64
+	)
+	ins := []unix.SockFilter{
+		{Code: ldAbs, K: 4},                      // A = arch
+		{Code: jeq, Jt: 0, Jf: 3, K: archX8},     // not x86_64: let libseccomp decide
+		{Code: ldAbs, K: 0},                      // A = nr
+		{Code: jge, Jt: 0, Jf: 1, K: 0x40000000}, // x32 bit set?
+		{Code: ret, K: unix.SECCOMP_RET_KILL_PROCESS},
+	}
+	out := make([]byte, 0, 8*len(ins))
+	for _, in := range ins {
+		out = binary.NativeEndian.AppendUint16(out, in.Code)
+		out = append(out, in.Jt, in.Jf)
+		out = binary.NativeEndian.AppendUint32(out, in.K)
+	}
+	return out
+}
