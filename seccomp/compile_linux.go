@@ -116,17 +116,22 @@ func Compile(c Config) (Program, error) {
 			return nil, err
 		}
 	}
-	if c.UnixConnect {
+	if !c.AllowUnixSockets {
 		// Stream and seqpacket Unix sockets reach a socket path only
-		// through connect(2), which the supervisor decides. Every other
-		// type is refused, socketpair included: a datagram socket sends
-		// to any path with sendto(2), and unix_create turns SOCK_RAW
-		// into SOCK_DGRAM.
+		// through connect(2), which the supervisor decides (UnixConnect)
+		// or which needs socket(AF_UNIX), refused above. Every other
+		// type is refused, socketpair included: a datagram socket from
+		// socketpair sends to any path with sendto(2) (journald, syslog),
+		// and unix_create turns SOCK_RAW into SOCK_DGRAM.
+		calls := []string{"socketpair"}
+		if c.UnixConnect {
+			calls = append(calls, "socket")
+		}
 		for typ := uint64(0); typ <= 0xf; typ++ {
 			if typ == unix.SOCK_STREAM || typ == unix.SOCK_SEQPACKET {
 				continue
 			}
-			for _, call := range []string{"socket", "socketpair"} {
+			for _, call := range calls {
 				if err := rule(call, eperm,
 					cond(0, libseccomp.CompareMaskedEqual, low32, unix.AF_UNIX),
 					cond(1, libseccomp.CompareMaskedEqual, 0xf, typ)); err != nil {
@@ -134,6 +139,8 @@ func Compile(c Config) (Program, error) {
 				}
 			}
 		}
+	}
+	if c.UnixConnect {
 		if err := rule("connect", libseccomp.ActNotify); err != nil {
 			return nil, err
 		}

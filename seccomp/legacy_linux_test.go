@@ -11,9 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// legacyCompile is Compile as it was before Notify and UnixConnect
-// existed, frozen: Compile with Notify and UnixConnect off must produce
-// exactly its bytes.
+// legacyCompile is Compile without Notify and UnixConnect, written out
+// separately: Compile with both off must produce exactly its bytes.
 func legacyCompile(c Config) (Program, error) {
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
@@ -83,6 +82,18 @@ func legacyCompile(c Config) (Program, error) {
 		}
 		if err := rule("socket", eperm, cond(0, libseccomp.CompareMaskedEqual, low32, fam)); err != nil {
 			return nil, err
+		}
+	}
+	if !c.AllowUnixSockets {
+		for typ := uint64(0); typ <= 0xf; typ++ {
+			if typ == unix.SOCK_STREAM || typ == unix.SOCK_SEQPACKET {
+				continue
+			}
+			if err := rule("socketpair", eperm,
+				cond(0, libseccomp.CompareMaskedEqual, low32, unix.AF_UNIX),
+				cond(1, libseccomp.CompareMaskedEqual, 0xf, typ)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Netlink: route only (getifaddrs); audit, uevents and the rest refused.

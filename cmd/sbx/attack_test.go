@@ -619,6 +619,8 @@ func TestAttackSocketFamilies(t *testing.T) {
 		want(t, r, "socket "+s, "OK")
 	}
 	want(t, r, "socketpair unix", "OK")
+	// A datagram pair would sendto(2) any socket path (journald, syslog).
+	want(t, r, "socketpair unix_dgram", "EPERM")
 
 	// With the permission, Unix sockets work; nothing else changes.
 	r = sbx(t, runOpts{}, "--allow-all-unix-sockets", "--", attackBin, "sockets")
@@ -626,6 +628,7 @@ func TestAttackSocketFamilies(t *testing.T) {
 	for _, s := range unixFams {
 		want(t, r, "socket "+s, "OK")
 	}
+	want(t, r, "socketpair unix_dgram", "OK")
 	for _, s := range append(append([]string{}, other...), optional...) {
 		want(t, r, "socket "+s, "EPERM")
 	}
@@ -641,6 +644,7 @@ func TestAttackSocketFamilies(t *testing.T) {
 		want(t, ctl, "socket "+s, "OK")
 	}
 	want(t, ctl, "socketpair unix", "OK")
+	want(t, ctl, "socketpair unix_dgram", "OK")
 	for _, s := range optional {
 		// Maybe not in this kernel, but the kernel never answers EPERM
 		// to a namespace's root: EPERM inside sbx is the filter's.

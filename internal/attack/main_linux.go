@@ -590,6 +590,12 @@ func sockets() {
 		unix.Close(int(sv[1]))
 	}
 	report("socketpair unix", errno(e))
+	_, _, e = unix.RawSyscall6(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_DGRAM, 0, uintptr(unsafe.Pointer(&sv)), 0, 0)
+	if e == 0 {
+		unix.Close(int(sv[0]))
+		unix.Close(int(sv[1]))
+	}
+	report("socketpair unix_dgram", errno(e))
 }
 
 // fds lists the open descriptors with raw system calls (no Go file, so
