@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -19,10 +20,14 @@ import (
 // thread is never released: it exits with its goroutine, and the Go
 // runtime creates later threads from its clean template thread, so the
 // rest of the process stays unconfined.
-func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, error) {
+//
+// With a notifying filter (Plan.Seccomp.Notify or UnixConnect) it also
+// returns the filter's listener, for the supervisor.
+func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, *os.File, error) {
 	type result struct {
-		proc *os.Process
-		err  error
+		proc     *os.Process
+		listener *os.File
+		err      error
 	}
 	ch := make(chan result, 1)
 	go func() {
@@ -35,7 +40,23 @@ func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, error)
 			ch <- result{err: err}
 			return
 		}
-		if err := seccomp.LoadThread(pl.Filter); err != nil {
+		var listener *os.File
+		if pl.Seccomp.Notify || pl.Seccomp.UnixConnect {
+			l, err := seccomp.LoadThreadListener(pl.Filter)
+			if errors.Is(err, unix.EBUSY) && !pl.Seccomp.UnixConnect {
+				// An outer sandbox already listens on this filter stack
+				// (one listener per stack): enforce the same rules
+				// without reporting them.
+				err = loadPlain(pl.Seccomp)
+			} else if errors.Is(err, unix.EBUSY) {
+				err = fmt.Errorf("seccomp: an outer sandbox already uses seccomp user notification, which network.allowUnixSockets needs: %w", err)
+			}
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			listener = l
+		} else if err := seccomp.LoadThread(pl.Filter); err != nil {
 			ch <- result{err: err}
 			return
 		}
@@ -45,10 +66,24 @@ func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, error)
 			Files: files,
 			Sys:   &syscall.SysProcAttr{Setsid: true},
 		})
-		ch <- result{proc, err}
+		if err != nil && listener != nil {
+			listener.Close()
+			listener = nil
+		}
+		ch <- result{proc, listener, err}
 	}()
 	r := <-ch
-	return r.proc, r.err
+	return r.proc, r.listener, r.err
+}
+
+// loadPlain compiles and loads the filter without notification.
+func loadPlain(c seccomp.Config) error {
+	c.Notify = false
+	prog, err := seccomp.Compile(c)
+	if err != nil {
+		return err
+	}
+	return seccomp.LoadThread(prog)
 }
 
 // dropCaps empties every capability set of the calling thread and locks

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -57,8 +58,9 @@ func InitMain(args []string) {
 			fail(125, "%v", err)
 		}
 	}
+	var ctl *net.UnixConn
 	if pl.Net.Control {
-		if err := initNet(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
+		if ctl, err = initNet(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
 			view.Close()
 			fail(125, "%v", err)
 		}
@@ -75,10 +77,20 @@ func InitMain(args []string) {
 
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
-	proc, err := startConfined(&pl, path, commandFiles(pl.KeepFDs))
+	proc, listener, err := startConfined(&pl, path, commandFiles(pl.KeepFDs))
 	if err != nil {
 		view.Close()
 		fail(execStatus(err), "%v", err)
+	}
+	if listener != nil {
+		// The command may already wait on a notification: the
+		// supervisor answers once it has the listener.
+		if ctl == nil || sendFDs(ctl, "notify", listener) != nil {
+			_ = unix.Kill(-1, unix.SIGKILL)
+			view.Close()
+			fail(125, "handing the seccomp listener to the supervisor failed")
+		}
+		listener.Close()
 	}
 	pid := proc.Pid
 	_ = proc.Release() // reaped below with wait4(-1), never with proc.Wait

@@ -34,6 +34,9 @@ type NetPlan struct {
 	// control socket (listeners, published connections, the seccomp
 	// listener).
 	Control bool `json:"control"`
+	// UnixSockets are the socket paths the command may connect to
+	// (network.allowUnixSockets), decided by the supervisor.
+	UnixSockets []string `json:"unixSockets,omitempty"`
 	// Allowed and Denied are the proxy's lists, shown by --dry-run.
 	Allowed []string `json:"allowedDomains,omitempty"`
 	Denied  []string `json:"deniedDomains,omitempty"`
@@ -99,7 +102,6 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 		n.Publish = append(n.Publish, pb)
 	}
 	if p.Network.Mode != "filtered" {
-		n.Control = len(n.Publish) > 0
 		return nil
 	}
 	if pl.Weaker {
@@ -128,7 +130,7 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 		return fmt.Errorf("network settings: %w", err)
 	}
 	_ = px.Close()
-	n.Proxy, n.Control = true, true
+	n.Proxy = true
 	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
 	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
 	pl.Env = withProxyEnv(pl.Env, *n, p.Process.Self)

@@ -23,12 +23,15 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sbx-sh/sbx/landlock"
 	"github.com/sbx-sh/sbx/netproxy"
+	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
@@ -79,22 +82,22 @@ func unixConn(f *os.File) (*net.UnixConn, error) {
 // initNet creates the proxy listeners inside the namespace, hands them to
 // the supervisor, and answers dial requests until the supervisor closes
 // its end.
-func initNet(pl *Plan, f *os.File) error {
+func initNet(pl *Plan, f *os.File) (*net.UnixConn, error) {
 	c, err := unixConn(f)
 	if err != nil {
-		return fmt.Errorf("network control socket: %w", err)
+		return nil, fmt.Errorf("network control socket: %w", err)
 	}
 	if pl.Net.Proxy {
 		var files []*os.File
 		for _, port := range []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort} {
 			l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
 			if err != nil {
-				return fmt.Errorf("proxy listener on 127.0.0.1:%d: %w", port, err)
+				return nil, fmt.Errorf("proxy listener on 127.0.0.1:%d: %w", port, err)
 			}
 			lf, err := l.(*net.TCPListener).File()
 			l.Close()
 			if err != nil {
-				return fmt.Errorf("proxy listener: %w", err)
+				return nil, fmt.Errorf("proxy listener: %w", err)
 			}
 			files = append(files, lf)
 		}
@@ -103,7 +106,7 @@ func initNet(pl *Plan, f *os.File) error {
 			lf.Close()
 		}
 		if err != nil {
-			return fmt.Errorf("handing the proxy listeners to the supervisor: %w", err)
+			return nil, fmt.Errorf("handing the proxy listeners to the supervisor: %w", err)
 		}
 	}
 	go func() {
@@ -134,7 +137,7 @@ func initNet(pl *Plan, f *os.File) error {
 			}(f[1], f[2])
 		}
 	}()
-	return nil
+	return c, nil
 }
 
 func errName(err error) string {
@@ -160,9 +163,13 @@ func sendFDs(c *net.UnixConn, msg string, files ...*os.File) error {
 
 // ---- supervisor side ----
 
-// netSide is the supervisor's half: the proxy and the published ports.
+// netSide is the supervisor's half of the control socket: the proxy, the
+// published ports and the seccomp listener.
 type netSide struct {
 	pl     *Plan
+	col    *violations.Collector
+	unix   *seccomp.UnixAllow
+	notif  *seccomp.Listener
 	proxy  *netproxy.Proxy
 	pubs   []net.Listener
 	ctl    *net.UnixConn
@@ -178,8 +185,24 @@ type netSide struct {
 // prepareNet does what can fail before the sandbox starts: it binds the
 // published host ports and makes the proxy, so a port in use or a bad
 // setting is exit 125 with nothing run.
-func prepareNet(pl *Plan, onDeny func(netproxy.Denial)) (*netSide, error) {
-	ns := &netSide{pl: pl, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+func prepareNet(pl *Plan, col *violations.Collector) (*netSide, error) {
+	ns := &netSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+	if pl.Seccomp.UnixConnect {
+		ua, err := seccomp.NewUnixAllow(pl.Net.UnixSockets)
+		if err != nil {
+			return nil, fmt.Errorf("network.allowUnixSockets: %w", err)
+		}
+		// The supervisor connects every socket itself (a Continue could
+		// be raced by a dup2 over the descriptor), on a thread under the
+		// command's own Landlock TCP rules.
+		conn, err := newConnector(pl.Landlock)
+		if err != nil {
+			return nil, err
+		}
+		ua.EmulateNonUnix = true
+		ua.ConnectNonUnix = conn
+		ns.unix = ua
+	}
 	for _, pb := range pl.Net.Publish {
 		l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(pb.HostPort))))
 		if err != nil {
@@ -190,7 +213,7 @@ func prepareNet(pl *Plan, onDeny func(netproxy.Denial)) (*netSide, error) {
 	}
 	if pl.Net.Proxy {
 		cfg := pl.Net.proxy
-		cfg.OnDeny = onDeny
+		cfg.OnDeny = proxyReporter(col)
 		px, err := netproxy.New(cfg)
 		if err != nil {
 			ns.close()
@@ -247,6 +270,21 @@ func (ns *netSide) readLoop() {
 			if ls[1] != nil {
 				go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
 			}
+		case len(f) == 1 && f[0] == "notify" && len(files) == 1:
+			l := seccomp.NewListener(files[0])
+			ns.mu.Lock()
+			if ns.closed {
+				ns.mu.Unlock()
+				l.Close()
+				continue
+			}
+			ns.notif = l
+			ns.mu.Unlock()
+			ns.wg.Add(1)
+			go func() {
+				defer ns.wg.Done()
+				_ = seccomp.Serve(l, ns.answer)
+			}()
 		case len(f) >= 2 && f[0] == "dialed":
 			id, _ := strconv.ParseUint(f[1], 10, 64)
 			ns.mu.Lock()
@@ -425,8 +463,87 @@ func (ns *netSide) doClose() {
 	if ns.proxy != nil {
 		_ = ns.proxy.Close()
 	}
+	ns.mu.Lock()
+	if ns.notif != nil {
+		ns.notif.Close()
+	}
+	ns.mu.Unlock()
 	if ns.ctl != nil {
 		ns.ctl.Close()
 	}
 	ns.wg.Wait()
+}
+
+// answer decides one seccomp notification: a connect(2) under the Unix
+// socket allow-list, or a refused call, answered EPERM and recorded.
+func (ns *netSide) answer(r *seccomp.Request) seccomp.Response {
+	if r.Syscall == "connect" && ns.unix != nil {
+		resp, d := ns.unix.Connect(r)
+		if d != nil {
+			ns.col.Add(violations.Record{
+				Kind: violations.KindUnixSocket, Source: violations.SourceSeccomp,
+				PID: d.PID, Exe: exeOf(d.PID), Syscall: "connect",
+				Path: d.Path, Resolved: d.Resolved, Detail: d.Reason,
+				Rule: "network.allowUnixSockets",
+			})
+		}
+		return resp
+	}
+	if r.Syscall == "socket" && r.Args[0]&0xffffffff == unix.AF_UNIX {
+		// Refused, not recorded: glibc tries nscd's socket on every
+		// name and user lookup, so each curl or git would report it.
+		// A refused connect to a socket path is recorded (allow-list).
+		return seccomp.Response{Errno: unix.EPERM}
+	}
+	name, detail := seccomp.Describe(r)
+	ns.col.Add(violations.Record{
+		Kind: violations.KindSyscall, Source: violations.SourceSeccomp,
+		PID: r.PID, Exe: exeOf(r.PID), Syscall: name, Detail: detail,
+		Rule: "seccomp",
+	})
+	return seccomp.Response{Errno: unix.EPERM}
+}
+
+// exeOf is the executable of a (host) pid, "" when it is gone.
+func exeOf(pid int) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// newConnector returns a connect(2) that runs on one OS thread of the
+// supervisor restricted by the command's Landlock TCP rules (nothing
+// else: that thread only ever connects sockets).
+func newConnector(rs landlock.Ruleset) (func(int, []byte) unix.Errno, error) {
+	type req struct {
+		sock int
+		sa   []byte
+		done chan unix.Errno
+	}
+	reqs := make(chan req)
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is restricted
+		if rs.RestrictTCP {
+			net := landlock.Ruleset{RestrictTCP: true, ConnectPorts: rs.ConnectPorts, BindPorts: rs.BindPorts}
+			if _, err := net.RestrictThread(); err != nil {
+				ready <- fmt.Errorf("restricting the connect thread: %w", err)
+				return
+			}
+		}
+		ready <- nil
+		for r := range reqs {
+			r.done <- seccomp.ConnectRaw(r.sock, r.sa)
+		}
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return func(sock int, sa []byte) unix.Errno {
+		done := make(chan unix.Errno, 1)
+		reqs <- req{sock, sa, done}
+		return <-done
+	}, nil
 }

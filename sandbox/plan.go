@@ -65,9 +65,6 @@ func Compute(p *policy.Policy) (*Plan, error) {
 	if err := computeNet(pl, p); err != nil {
 		return nil, err
 	}
-	if len(p.Network.AllowUnixSockets) > 0 {
-		return nil, errors.New("network.allowUnixSockets / --allow-unix-socket is not available in this build yet; use allowAllUnixSockets to allow every socket the filesystem view reaches")
-	}
 	writable := landlock.WritableRoots(p)
 	var err error
 	if !pl.Weaker {
@@ -86,6 +83,20 @@ func Compute(p *policy.Policy) (*Plan, error) {
 	pl.Seccomp = seccomp.Config{
 		AllowUnixSockets: p.Network.AllowAllUnixSockets,
 		AllowDatagram:    !pl.Weaker || pl.HostNet,
+		// Refused calls are answered by the supervisor, which records
+		// them; the weaker mode (often nested in another sandbox that
+		// may hold the one listener a filter stack can have) does not.
+		Notify: !pl.Weaker,
+	}
+	if len(p.Network.AllowUnixSockets) > 0 && !p.Network.AllowAllUnixSockets {
+		if pl.Weaker {
+			return nil, errors.New("network.allowUnixSockets / --allow-unix-socket needs the full sandbox (its supervisor decides each connect); with --weaker-nested use allowAllUnixSockets or none")
+		}
+		pl.Seccomp.UnixConnect = true
+		pl.Net.UnixSockets = p.Network.AllowUnixSockets
+	}
+	if !pl.Weaker {
+		pl.Net.Control = true
 	}
 	if pl.Filter, err = seccomp.Compile(pl.Seccomp); err != nil {
 		return nil, err

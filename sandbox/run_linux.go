@@ -68,7 +68,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	}
 	var nw *netSide
 	if pl.Net.Control {
-		if nw, err = prepareNet(pl, proxyReporter(col)); err != nil {
+		if nw, err = prepareNet(pl, col); err != nil {
 			return failf(stderr, "%v", err)
 		}
 		defer nw.close()

@@ -33,7 +33,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
-	proc, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
+	proc, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return execStatus(err)

@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +115,103 @@ func TestViolationsBadOptions(t *testing.T) {
 		if r.code != 125 || strings.Contains(r.stdout, "ran") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%q: want 125 and one line: %s", bad, r)
 		}
+	}
+}
+
+// TestViolationsSyscalls: each refused call fails with EPERM in the
+// command and makes exactly one record naming the call.
+func TestViolationsSyscalls(t *testing.T) {
+	for _, c := range []struct{ probe, syscall, detail string }{
+		{"ptrace", "ptrace", "PTRACE_SEIZE"},
+		{"process_vm_readv", "process_vm_readv", ""},
+		{"io_uring_setup", "io_uring_setup", ""},
+		{"unshare", "unshare", "CLONE_NEWUSER"},
+		{"mount", "mount", "/nonexistent-sbx-probe"},
+		{"socket_packet", "socket", "AF_PACKET"},
+		{"tiocsti", "ioctl", "TIOCSTI"},
+	} {
+		t.Run(c.probe, func(t *testing.T) {
+			vf := filepath.Join(t.TempDir(), "v.jsonl")
+			r := sbx(t, runOpts{}, "--violations", vf, "--", attackBin, "deny", c.probe)
+			wantCode(t, r, 0)
+			want(t, r, "deny "+c.probe, "EPERM")
+			recs := readRecords(t, vf)
+			if len(recs) != 1 {
+				t.Fatalf("want 1 record, got %+v", recs)
+			}
+			g := recs[0]
+			if g.Kind != "syscall" || g.Source != "seccomp" || g.Syscall != c.syscall || !strings.Contains(g.Detail, c.detail) || g.PID == 0 || g.Exe != attackBin {
+				t.Fatalf("record: %+v", g)
+			}
+		})
+	}
+}
+
+// TestUnixSocketAllowList: host Unix sockets are unreachable by default;
+// a listed one is reachable, and no other — not through a symlink either
+// — and each refusal is one record.
+func TestUnixSocketAllowList(t *testing.T) {
+	dir := t.TempDir()
+	serve := func(name string) (string, *counter) {
+		p := filepath.Join(dir, name)
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		os.Chmod(p, 0o777)
+		c := &counter{}
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.add("conn")
+				fmt.Fprintln(conn, "hello from the host socket")
+				conn.Close()
+			}
+		}()
+		return p, c
+	}
+	allowed, ac := serve("allowed.sock")
+	other, oc := serve("other.sock")
+	link := filepath.Join(dir, "link.sock")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	base := append([]string{"--allow-read", dir}, probeDir()...)
+
+	// Default: no Unix sockets at all.
+	r := sbx(t, runOpts{}, append(base, "--", attackBin, "unix", allowed)...)
+	wantCode(t, r, 0)
+	want(t, r, "unix "+allowed, "EPERM")
+
+	vf := filepath.Join(t.TempDir(), "v.jsonl")
+	r = sbx(t, runOpts{}, append(append(base, "--violations", vf, "--allow-unix-socket", allowed), "--", attackBin, "unix", allowed, other, link)...)
+	wantCode(t, r, 0)
+	want(t, r, "unix "+allowed, "OK")
+	want(t, r, "unix "+other, "EACCES")
+	want(t, r, "unix "+link, "EACCES")
+	if !strings.Contains(r.stdout, "hello from the host socket") || ac.n.Load() != 1 || oc.n.Load() != 0 {
+		t.Fatalf("allowed %d, other %d: %s", ac.n.Load(), oc.n.Load(), r)
+	}
+	recs := readRecords(t, vf)
+	if len(recs) != 2 || recs[0].Kind != "unix-socket" || recs[0].Path != other || recs[1].Path != link || recs[1].Resolved != other {
+		t.Fatalf("records: %+v", recs)
+	}
+
+	// TCP through the proxy still works with the allow-list (every
+	// connect goes through the supervisor then).
+	curl := needTool(t, "curl")
+	s, _ := httpServer(t, false)
+	r = sbx(t, runOpts{}, "--allow-unix-socket", allowed, "--allow-domain", hostPort(t, s.URL), "--", curl, "-sS", "--max-time", "10", s.URL+"/tcp")
+	wantCode(t, r, 0)
+
+	// Everything allowed: both reachable.
+	r = sbx(t, runOpts{}, append(append(base, "--allow-all-unix-sockets"), "--", attackBin, "unix", allowed, other)...)
+	want(t, r, "unix "+other, "OK")
+	if oc.n.Load() != 1 {
+		t.Fatalf("control: other.sock not reached with --allow-all-unix-sockets: %s", r)
 	}
 }

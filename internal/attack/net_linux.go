@@ -8,7 +8,11 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // dial NETWORK ADDR: connect (tcp, tcp6, udp, udp6) to ADDR and send one
@@ -72,4 +76,50 @@ func dialUnix(paths []string) {
 		report(name, err, strings.TrimSpace(line))
 		c.Close()
 	}
+}
+
+// denyOne makes exactly one system call of a kind the sandbox refuses,
+// with raw syscalls (so neither libc nor the Go runtime adds or retries
+// one), and reports its result.
+func denyOne(name string) {
+	var e syscall.Errno
+	buf := make([]byte, 8)
+	switch name {
+	case "ptrace":
+		_, _, e = unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, 1, 0, 0, 0, 0)
+		if e == 0 {
+			_, _, _ = unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, 1, 0, 0, 0, 0)
+		}
+	case "process_vm_readv":
+		local := []unix.Iovec{{Base: &buf[0], Len: 8}}
+		remote := []unix.RemoteIovec{{Base: uintptr(unsafe.Pointer(&buf[0])), Len: 8}}
+		_, _, e = unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, 1, uintptr(unsafe.Pointer(&local[0])), 1, uintptr(unsafe.Pointer(&remote[0])), 1, 0)
+	case "io_uring_setup":
+		var params [120]byte
+		var fd uintptr
+		fd, _, e = unix.RawSyscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+	case "unshare":
+		_, _, e = unix.RawSyscall(unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_NEWNS, 0, 0)
+	case "mount":
+		src, _ := unix.BytePtrFromString("none")
+		dst, _ := unix.BytePtrFromString("/nonexistent-sbx-probe")
+		fs, _ := unix.BytePtrFromString("tmpfs")
+		_, _, e = unix.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(src)), uintptr(unsafe.Pointer(dst)), uintptr(unsafe.Pointer(fs)), 0, 0, 0)
+	case "socket_packet":
+		var fd uintptr
+		fd, _, e = unix.RawSyscall(unix.SYS_SOCKET, unix.AF_PACKET, unix.SOCK_RAW, 0)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+	case "tiocsti":
+		c := byte('Z')
+		_, _, e = unix.RawSyscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+	default:
+		fmt.Fprintf(os.Stderr, "attack: deny: unknown call %q\n", name)
+		os.Exit(2)
+	}
+	report("deny "+name, errno(e))
 }
