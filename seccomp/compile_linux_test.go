@@ -3,7 +3,6 @@
 package seccomp
 
 import (
-	"bytes"
 	"encoding/binary"
 	"testing"
 
@@ -11,28 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var legacyConfigs = []Config{
+var plainConfigs = []Config{
 	{},
 	{AllowDatagram: true},
 	{AllowUnixSockets: true},
 	{AllowUnixSockets: true, AllowDatagram: true},
-}
-
-// With Notify and UnixConnect off, Compile is byte-for-byte what it was.
-func TestCompileUnchangedWithoutNotify(t *testing.T) {
-	for _, c := range legacyConfigs {
-		got, err := Compile(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := legacyCompile(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%+v: program differs from the pre-Notify one (%d vs %d bytes)", c, len(got), len(want))
-		}
-	}
 }
 
 type insn struct {
@@ -59,8 +41,8 @@ const retK = unix.BPF_RET | unix.BPF_K
 // program is the old one with every "return ERRNO(EPERM)" turned into
 // "return USER_NOTIF"; ENOSYS (clone3) and the kills stay.
 func TestCompileNotifyOnlySwapsActions(t *testing.T) {
-	for _, c := range legacyConfigs {
-		old, err := legacyCompile(c)
+	for _, c := range plainConfigs {
+		old, err := Compile(c)
 		if err != nil {
 			t.Fatal(err)
 		}
