@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -52,6 +53,11 @@ func (p *Proxy) newGoproxy() (*goproxy.ProxyHttpServer, *http.Transport) {
 				for _, h := range hopHeaders {
 					resp.Header.Del(h)
 				}
+				// Not for 101: goproxy needs the body's io.ReadWriter
+				// for the upgraded connection.
+				if resp.Body != nil && (resp.ContentLength < 0 || resp.ContentLength > bulkBodyMin) {
+					resp.Body = &bulkBody{resp.Body}
+				}
 			}
 			return resp
 		}
@@ -62,6 +68,43 @@ func (p *Proxy) newGoproxy() (*goproxy.ProxyHttpServer, *http.Transport) {
 		return goproxy.NewResponse(ctx.Req, goproxy.ContentTypeText, http.StatusBadGateway, "sbx proxy: "+msg+"\n")
 	})
 	return gp, tr
+}
+
+// Plain-HTTP response bodies are copied by goproxy with io.Copy(w,
+// resp.Body). http.ResponseWriter's ReadFrom would copy in 32 KiB steps,
+// one read and one write system call each; bulkBody's WriteTo, which
+// io.Copy prefers, copies large bodies in 256 KiB steps instead: with 1 GiB
+// from a loopback server, a third less supervisor CPU and roughly a fifth
+// more throughput (bench/netcompare). A read returns what has arrived, so
+// streamed bodies (chunked, text/event-stream) are not held back. At most
+// bulkBuffers copies use a large buffer at once, which bounds the memory;
+// the rest copy as before.
+const (
+	bulkBodyMin = 256 << 10 // bodies known to be smaller keep the plain path
+	bulkBufSize = 256 << 10
+	bulkBuffers = 8
+)
+
+var (
+	bulkSlots = make(chan struct{}, bulkBuffers)
+	bulkPool  = sync.Pool{New: func() any { b := make([]byte, bulkBufSize); return &b }}
+)
+
+type bulkBody struct{ io.ReadCloser }
+
+func (b *bulkBody) WriteTo(w io.Writer) (int64, error) {
+	// Hide w's ReadFrom and the body's WriteTo, or the copy would go
+	// back to 32 KiB steps (or recurse).
+	dst, src := struct{ io.Writer }{w}, struct{ io.Reader }{b.ReadCloser}
+	select {
+	case bulkSlots <- struct{}{}:
+		defer func() { <-bulkSlots }()
+		bp := bulkPool.Get().(*[]byte)
+		defer bulkPool.Put(bp)
+		return io.CopyBuffer(dst, src, *bp)
+	default:
+		return io.Copy(dst, src)
+	}
 }
 
 // hopHeaders are the upstream response's hop-by-hop headers, not passed on

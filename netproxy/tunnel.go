@@ -13,6 +13,13 @@ var noDeadline time.Time
 // with CloseWrite (half-close); an error in either direction closes both.
 // With two *net.TCPConn, io.Copy uses splice(2) on Linux: callers must pass
 // the raw connections, not wrappers.
+//
+// Measured (bench/netcompare, 2 vCPUs): the relay copies no bytes, moving
+// up to 1 MiB per splice, and about three quarters of its CPU time is the
+// kernel's TCP work for the second loopback connection. A relay of its own
+// (splice waiting in poll(2) outside the netpoller), GOMAXPROCS=1 and 4 MiB
+// socket buffers all came out the same, within noise, as a bare
+// 20-line io.Copy relay with no sandbox.
 func (p *Proxy) tunnel(client, upstream net.Conn) {
 	if !p.trackUpstream(upstream) {
 		_ = upstream.Close()
