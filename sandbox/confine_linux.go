@@ -60,9 +60,16 @@ func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, *os.Fi
 			ch <- result{err: err}
 			return
 		}
+		// os.StartProcess passes on the caller's own environment when
+		// Env is nil (--clear-env with nothing passed): in the weaker
+		// mode that is sbx's, credentials included.
+		env := pl.Env
+		if env == nil {
+			env = []string{}
+		}
 		proc, err := os.StartProcess(path, pl.Argv, &os.ProcAttr{
 			Dir:   pl.Dir,
-			Env:   pl.Env,
+			Env:   env,
 			Files: files,
 			Sys:   &syscall.SysProcAttr{Setsid: true},
 		})

@@ -332,6 +332,14 @@ func TestEnvironment(t *testing.T) {
 	if strings.TrimSpace(r.stdout) != "KEEP_ME=1" {
 		t.Errorf("--clear-env: %s", r)
 	}
+	// Nothing passed: the command's environment is empty, in both modes
+	// (os.StartProcess with a nil environment passes sbx's own on).
+	for _, mode := range [][]string{nil, {"--weaker-nested"}} {
+		r = sbx(t, runOpts{env: env}, append(mode, "--clear-env", "--", "/usr/bin/env")...)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "" {
+			t.Errorf("--clear-env %v: %s", mode, r)
+		}
+	}
 }
 
 func TestDescriptorsClosed(t *testing.T) {
