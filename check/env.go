@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -15,7 +14,7 @@ var deniedEnvKeys = []string{"PATH", "PATHEXT", "NODE_OPTIONS", "LD_PRELOAD", "L
 // deniedEnvPrefix refuses the macOS dynamic loader's variables.
 const deniedEnvPrefix = "DYLD_"
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // CheckEnv checks the environment a task asks for. Keys must be valid
 // variable names and must not be PATH, PATHEXT, NODE_OPTIONS, LD_PRELOAD,
@@ -36,7 +35,7 @@ func CheckEnv(env map[string]string) []Finding {
 	for _, k := range keys {
 		upper := strings.ToUpper(k)
 		switch {
-		case !envName.MatchString(k):
+		case !envName().MatchString(k):
 			bad(k, fmt.Sprintf("%q is not a valid variable name: use letters, digits and '_', not starting with a digit", k))
 		case slices.Contains(deniedEnvKeys, upper) || strings.HasPrefix(upper, deniedEnvPrefix):
 			bad(k, fmt.Sprintf("setting %s is not allowed: it changes which programs run or what they load", k))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -19,9 +18,9 @@ var alwaysAllowed = []string{
 }
 
 var (
-	assignPrefix = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	varName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	windowsAbs   = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
+	assignPrefix = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	varName      = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	windowsAbs   = lazyRegexp(`^([A-Za-z]:[\\/]|\\\\)`)
 )
 
 // maxSymlinks bounds symlink resolution, like the kernel's ELOOP limit.
@@ -158,7 +157,7 @@ func expandForPath(sw shellWord) (pathWord, bool) {
 
 // simpleVar expands $NAME or ${NAME} from the environment.
 func simpleVar(p *syntax.ParamExp) (string, bool) {
-	if p.Param == nil || !varName.MatchString(p.Param.Value) ||
+	if p.Param == nil || !varName().MatchString(p.Param.Value) ||
 		p.Excl || p.Length || p.Width || p.IsSet || p.Flags != nil || p.NestedParam != nil ||
 		p.Split != syntax.OptUnset || p.GlobSubst != syntax.OptUnset || p.RcExpand != syntax.OptUnset ||
 		p.Index != nil || len(p.Modifiers) > 0 || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil {
@@ -229,7 +228,7 @@ func checkPathWord(root string, pw pathWord) string {
 		}
 		v = after
 		_, raw, _ = strings.Cut(raw, "=")
-	case assignPrefix.MatchString(v):
+	case assignPrefix().MatchString(v):
 		v = v[strings.IndexByte(v, '=')+1:]
 		_, raw, _ = strings.Cut(raw, "=")
 	}
@@ -249,7 +248,7 @@ func checkPathWord(root string, pw pathWord) string {
 		if hasDotDot(s) {
 			return fmt.Sprintf("%q has a \"..\" segment; name paths inside the root without \"..\"", s)
 		}
-		if windowsAbs.MatchString(s) {
+		if windowsAbs().MatchString(s) {
 			return fmt.Sprintf("%q is a Windows absolute path, outside the root", s)
 		}
 	}

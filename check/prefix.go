@@ -3,7 +3,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -108,15 +107,15 @@ func (n node) accepts(w string) bool {
 }
 
 var (
-	toolEntry   = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_]*)\((.*)\)$`)
-	placeholder = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	toolEntry   = lazyRegexp(`^([A-Za-z][A-Za-z0-9_]*)\((.*)\)$`)
+	placeholder = lazyRegexp(`^[A-Za-z][A-Za-z0-9_-]*$`)
 )
 
 // compileEntry compiles one allowedPrefixes entry: a Claude-style
 // Bash(...) entry or a pattern in the prefix grammar.
 func compileEntry(src string) (*pattern, error) {
 	s := strings.TrimSpace(src)
-	if m := toolEntry.FindStringSubmatch(s); m != nil {
+	if m := toolEntry().FindStringSubmatch(s); m != nil {
 		if m[1] != "Bash" {
 			return nil, fmt.Errorf("unsupported tool %q: only Bash(...) entries are understood", m[1])
 		}
@@ -311,7 +310,7 @@ func (p *patternParser) optional(depth int) (node, error) {
 func parsePlaceholder(tok string) (node, error) {
 	body := strings.TrimSuffix(strings.TrimPrefix(tok, "<"), ">")
 	name, except, hasExcept := strings.Cut(body, "!")
-	if !placeholder.MatchString(name) {
+	if !placeholder().MatchString(name) {
 		return node{}, fmt.Errorf("bad placeholder %q: want <name> with a letter first, then letters, digits, _ or -", tok)
 	}
 	n := node{kind: wordNode, text: name}

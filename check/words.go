@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -54,7 +53,7 @@ func DefaultDeniedWords() map[string][]string {
 // "git.exe" and "PowerShell.EXE" trip "git" and "powershell".
 var windowsExts = []string{".exe", ".com", ".bat", ".cmd", ".ps1"}
 
-var wordSyntax = regexp.MustCompile(`^[a-z0-9_-][a-z0-9_.-]*$`)
+var wordSyntax = lazyRegexp(`^[a-z0-9_-][a-z0-9_.-]*$`)
 
 // buildDenied applies the user's additions and removals to the built-in
 // lists. It returns lower-case word -> list name.
@@ -94,7 +93,7 @@ func buildDenied(add, allow []string) (map[string]string, error) {
 
 func normalizeWord(w string) (string, error) {
 	lw := strings.ToLower(w)
-	if !wordSyntax.MatchString(lw) || strings.HasSuffix(lw, ".") {
+	if !wordSyntax().MatchString(lw) || strings.HasSuffix(lw, ".") {
 		return "", fmt.Errorf("%q is not a word: use letters, digits, '_', '-' and inner '.'", w)
 	}
 	return lw, nil

@@ -2,7 +2,6 @@ package darwin
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -23,7 +22,7 @@ type Violation struct {
 // process name may hold spaces and parentheses; an operation never does,
 // which is what lets a forged "(1) deny(1)" in a name fail to match early.
 // The target may hold anything, newlines included.
-var denialRE = regexp.MustCompile(`(?s)^(?:\d+ duplicate reports? for )?Sandbox: (.+?)\((\d+)\) deny(?:\(\d+\))? ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+var denialRE = lazyRegexp(`(?s)^(?:\d+ duplicate reports? for )?Sandbox: (.+?)\((\d+)\) deny(?:\(\d+\))? ([a-z][a-z0-9*-]*)(?: (.*))?$`)
 
 // ParseLogLine reads one line of `log stream --style ndjson` (see
 // LogStreamArgs) and returns the denial it reports, if it is a Seatbelt
@@ -45,7 +44,7 @@ func ParseLogLine(tag, line string) (Violation, bool) {
 	if !ok {
 		return Violation{}, false
 	}
-	m := denialRE.FindStringSubmatch(body)
+	m := denialRE().FindStringSubmatch(body)
 	if m == nil {
 		return Violation{}, false
 	}

@@ -3,7 +3,6 @@ package darwin
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -29,7 +28,7 @@ type Input struct {
 // ErrInput is wrapped by every error Profile returns.
 var ErrInput = errors.New("darwin: invalid sandbox input")
 
-var tagRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var tagRE = lazyRegexp(`^[A-Za-z0-9_-]+$`)
 
 // maxTagLen keeps the tag well inside a log line.
 const maxTagLen = 128
@@ -64,13 +63,13 @@ type planned struct {
 	mach    []string
 }
 
-func validTag(tag string) bool { return len(tag) <= maxTagLen && tagRE.MatchString(tag) }
+func validTag(tag string) bool { return len(tag) <= maxTagLen && tagRE().MatchString(tag) }
 
 func plan(in Input) (planned, error) {
 	var p planned
 	var temps []entry
 	if !validTag(in.Tag) {
-		return p, fmt.Errorf("tag %q must match %s (at most %d bytes)", in.Tag, tagRE, maxTagLen)
+		return p, fmt.Errorf("tag %q must match %s (at most %d bytes)", in.Tag, tagRE(), maxTagLen)
 	}
 	lists := []struct {
 		name string

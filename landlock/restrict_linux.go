@@ -93,14 +93,21 @@ func (rs Ruleset) RestrictThread() (int, error) {
 		if err != nil {
 			continue // not in this view
 		}
-		var st unix.Stat_t
 		access := r.Access & mask
-		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if r.NotDir {
 			access &= fileRights
 		}
 		if access != 0 {
 			pb := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
 			err = addRule(fd, unix.LANDLOCK_RULE_PATH_BENEATH, unsafe.Pointer(&pb))
+			if errors.Is(err, unix.EINVAL) && access&^fileRights != 0 {
+				// Directory-only rights on what is not a directory
+				// (not known from the plan): the file rights only.
+				err = nil
+				if pb.Allowed_access = access & fileRights; pb.Allowed_access != 0 {
+					err = addRule(fd, unix.LANDLOCK_RULE_PATH_BENEATH, unsafe.Pointer(&pb))
+				}
+			}
 		}
 		unix.Close(pfd)
 		if err != nil {

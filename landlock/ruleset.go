@@ -43,6 +43,11 @@ const (
 type Rule struct {
 	Path   string `json:"path"`
 	Access uint64 `json:"access"`
+	// NotDir records that Path was not a directory (nor a symlink) when
+	// the plan was made: RestrictThread then drops the directory-only
+	// rights without a stat. Should a directory have taken its place
+	// since, it gets fewer rights, never more.
+	NotDir bool `json:"notDir,omitempty"`
 }
 
 // Ruleset is the whole Landlock statement for one sandbox. It is a plain
@@ -86,10 +91,10 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 			rs.Rules = append(rs.Rules, Rule{Path: "/tmp", Access: Read | Write}, Rule{Path: "/dev/shm", Access: Read | Write})
 		}
 		for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
-			rs.Rules = append(rs.Rules, Rule{Path: d, Access: Device})
+			rs.Rules = append(rs.Rules, Rule{Path: d, Access: Device, NotDir: true})
 		}
 		if p.AllowPty {
-			rs.Rules = append(rs.Rules, Rule{Path: "/dev/pts", Access: Device | accessReadDir}, Rule{Path: "/dev/ptmx", Access: Device})
+			rs.Rules = append(rs.Rules, Rule{Path: "/dev/pts", Access: Device | accessReadDir}, Rule{Path: "/dev/ptmx", Access: Device, NotDir: true})
 		}
 	}
 	if !p.Network.AllowLocalBinding && p.Network.Mode != "host" {
@@ -114,6 +119,7 @@ func WritableRoots(p *policy.Policy) []string {
 // readRules splits the read grant on "/" around each denied path.
 func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []Rule {
 	grants := map[string]uint64{"/": Read}
+	notDir := map[string]bool{}
 	sorted := append([]string(nil), deny...)
 	sort.Strings(sorted)
 	for _, d := range sorted {
@@ -126,11 +132,16 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 			*notes = append(*notes, "read-deny of "+d+" is enforced by the mount view only: its parent is writable")
 			continue
 		}
-		// Find the granted hierarchy containing d and split it.
+		// Find the granted hierarchy containing d (the deepest of d and
+		// its ancestors granted exactly Read) and split it.
 		g := ""
-		for path, acc := range grants {
-			if acc == Read && policy.Within(d, path) && len(path) > len(g) {
-				g = path
+		for a := d; ; a = filepath.Dir(a) {
+			if grants[a] == Read {
+				g = a
+				break
+			}
+			if a == "/" {
+				break
 			}
 		}
 		if g == "" || g == d {
@@ -147,6 +158,9 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 					c := filepath.Join(dir, e.Name())
 					if c != next {
 						grants[c] |= Read
+						if !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+							notDir[c] = true
+						}
 					}
 				}
 			}
@@ -160,7 +174,7 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 	}
 	out := make([]Rule, 0, len(grants))
 	for path, acc := range grants {
-		out = append(out, Rule{Path: path, Access: acc})
+		out = append(out, Rule{Path: path, Access: acc, NotDir: notDir[path]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

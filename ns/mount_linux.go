@@ -53,6 +53,12 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := os.WriteFile(empty, nil, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
 	}
+	// A bind mount takes its flags from the mount it is made from: with
+	// the staging tmpfs read-only, nosuid, nodev and noexec, every file
+	// mask bound from empty is too, with no mount_setattr of its own.
+	if err := setattr(base, false, maskAttrs, 0); err != nil {
+		return v, fmt.Errorf("staging: %w", err)
+	}
 	if err := unix.Mount("/", newRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return v, fmt.Errorf("binding / into the new root: %w", err)
 	}
@@ -90,6 +96,9 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	v.pivoted = true
 	return v, nil
 }
+
+// maskAttrs are the flags of a file mask (those of the staging mount).
+const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 
 // hostTmp reaches the host's /tmp while the staging tmpfs covers it.
 var hostTmp = "/tmp"
@@ -131,10 +140,8 @@ func (v *View) apply(op Op, masks []string) error {
 			// path inside is re-allowed.
 			return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=64,mode=000")
 		}
-		if err := unix.Mount(empty, target, "", unix.MS_BIND, ""); err != nil {
-			return err
-		}
-		return setattr(target, false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
+		// Read-only, nosuid, nodev and noexec from the staging mount.
+		return unix.Mount(empty, target, "", unix.MS_BIND, "")
 	}
 	return fmt.Errorf("unknown op kind %q", op.Kind)
 }

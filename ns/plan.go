@@ -65,13 +65,6 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 			add(OpRO, d, false, "denyWrite")
 		}
 	}
-	for _, d := range fs.DenyRead {
-		st, err := os.Stat(d)
-		if err != nil {
-			continue // nothing to hide
-		}
-		add(OpMask, d, st.IsDir(), "denyRead")
-	}
 	for _, a := range fs.AllowRead {
 		for _, d := range fs.DenyRead {
 			if a != d && policy.Within(a, d) && exists(a) {
@@ -92,6 +85,25 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !policy.WithinAny(need, fs.DenyRead) && exists(need) {
 			add(OpRO, need, false, "needed from the host's /tmp")
 		}
+	}
+	// Host paths under /tmp are in the view only where an op above binds
+	// them in: a denied path below /tmp that none of them overlaps is
+	// hidden by the private /tmp already and needs no mask.
+	var fromTmp []string
+	for _, o := range plan.Ops {
+		if policy.Within(o.Path, "/tmp") {
+			fromTmp = append(fromTmp, o.Path)
+		}
+	}
+	for _, d := range fs.DenyRead {
+		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
+			continue
+		}
+		st, err := os.Stat(d)
+		if err != nil {
+			continue // nothing to hide
+		}
+		add(OpMask, d, st.IsDir(), "denyRead")
 	}
 	prot := protectedOps(writable, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
 	if prot.err != nil {
@@ -151,49 +163,50 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			}
 		}
 	}
+	firsts := map[string]bool{}
+	for _, pn := range names {
+		first, _, _ := strings.Cut(pn.Name, "/")
+		firsts[first] = true
+	}
 	seen := map[string]bool{}
-	var walk func(root, dir string, level int)
-	walk = func(root, dir string, level int) {
-		if seen[dir] || r.err != nil {
-			return
-		}
-		seen[dir] = true
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		have := make(map[string]os.DirEntry, len(entries))
-		for _, e := range entries {
-			have[e.Name()] = e
+	// emit visits the scanned directories in the order of a depth-first
+	// walk with entries in name order, so that the ops (and the first
+	// error) do not depend on how the scan was scheduled.
+	var emit func(tree map[string]*dirInfo, root, dir string, level int)
+	emit = func(tree map[string]*dirInfo, root, dir string, level int) {
+		d := tree[dir]
+		if d == nil || r.err != nil {
+			return // not readable, or already walked from an earlier root
 		}
 		for _, pn := range names {
 			first, _, nested := strings.Cut(pn.Name, "/")
-			e, ok := have[first]
+			typ, ok := d.have[first]
 			if !ok {
 				if level == 0 && !pn.OnlyIfFile {
 					add(OpStub, filepath.Join(dir, first), nested || pn.Dir, "protected "+pn.Name+" (missing)")
 				}
 				continue
 			}
+			isDir := typ == typeDir
 			full := filepath.Join(dir, pn.Name)
-			if nested && e.IsDir() && isStub(filepath.Join(dir, first)) {
+			if nested && isDir && isStub(filepath.Join(dir, first)) {
 				// Another run's stub: share it, do not build inside it.
 				add(OpStub, filepath.Join(dir, first), true, "protected "+pn.Name+" (another run's stub)")
 				continue
 			}
-			if e.Type()&os.ModeSymlink != 0 {
+			if typ == typeSymlink {
 				r.err = fmt.Errorf("protected path %s is a symlink inside a writable place; remove it or do not make %s writable", filepath.Join(dir, first), root)
 				return
 			}
 			if pn.OnlyIfFile {
-				if !e.IsDir() {
+				if !isDir {
 					add(OpRO, full, false, "protected "+pn.Name)
 					pin(root, full)
 				}
 				continue
 			}
 			if nested {
-				if !e.IsDir() {
+				if !isDir {
 					continue // e.g. .git is a file: covered by its own entry
 				}
 				st, err := os.Lstat(full)
@@ -210,22 +223,46 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 				}
 				continue
 			}
-			add(OpRO, full, e.IsDir(), "protected "+pn.Name)
+			add(OpRO, full, isDir, "protected "+pn.Name)
 			pin(root, full)
 		}
 		if level >= depth {
 			return
 		}
-		for _, e := range entries {
-			if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
-				walk(root, filepath.Join(dir, e.Name()), level+1)
-			}
+		for _, sub := range d.subs {
+			emit(tree, root, filepath.Join(dir, sub), level+1)
 		}
 	}
+	// A directory already walked is not walked again: the working
+	// directory's subtree is not searched again from its writable root.
 	for _, rd := range roots {
-		walk(rd.pinTo, rd.dir, 0)
+		if r.err != nil {
+			break
+		}
+		tree, visited := scanTree(rd.dir, depth, firsts, seen)
+		for _, v := range visited {
+			seen[v] = true
+		}
+		emit(tree, rd.pinTo, rd.dir, 0)
 	}
 	return r
+}
+
+// entryType is what the protected-name search needs to know of an entry.
+type entryType uint8
+
+const (
+	typeOther entryType = iota
+	typeDir
+	typeSymlink
+)
+
+// dirInfo is one directory read by the protected-name search: the types
+// of its entries named like the first component of a protected name, and,
+// above the search depth, its subdirectories (not symlinks) in name order.
+type dirInfo struct {
+	have map[string]entryType
+	subs []string
 }
 
 // programPath is the command's path when it is given as one.
@@ -241,6 +278,16 @@ func programPath(p *policy.Policy) string {
 		return real
 	}
 	return ""
+}
+
+// anyWithin reports whether any of paths lies within root.
+func anyWithin(paths []string, root string) bool {
+	for _, p := range paths {
+		if policy.Within(p, root) {
+			return true
+		}
+	}
+	return false
 }
 
 func dedupeOps(ops []Op) []Op {

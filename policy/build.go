@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -136,7 +137,7 @@ func Build(in Input) (*Policy, error) {
 		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
 	}
 
-	r := resolver{cwd: in.Cwd, home: in.Home}
+	r := resolver{cwd: in.Cwd, home: in.Home, dirs: map[string]string{}}
 	var err error
 	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
 		return nil, err
@@ -246,7 +247,37 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-type resolver struct{ cwd, home string }
+type resolver struct {
+	cwd, home string
+	// dirs maps directories to their resolved paths (see evalSymlinks).
+	dirs map[string]string
+}
+
+// evalSymlinks is filepath.EvalSymlinks for a clean absolute path, with
+// the resolved parent directories remembered: settings list many paths in
+// few directories (500 denyRead entries in one), and resolving each from
+// the root costs an lstat per component. A path whose last component is a
+// symlink, or that cannot be resolved, takes the full walk.
+func (r resolver) evalSymlinks(p string) (string, error) {
+	dir, base := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if r.dirs == nil || base == "" || dir == p {
+		return filepath.EvalSymlinks(p)
+	}
+	realDir, ok := r.dirs[dir]
+	if !ok {
+		var err error
+		if realDir, err = filepath.EvalSymlinks(dir); err != nil {
+			return filepath.EvalSymlinks(p)
+		}
+		r.dirs[dir] = realDir
+	}
+	full := filepath.Join(realDir, base)
+	if st, err := os.Lstat(full); err != nil || st.Mode()&os.ModeSymlink != 0 {
+		return filepath.EvalSymlinks(p)
+	}
+	return full, nil
+}
 
 // all resolves every entry of one list; mustExist makes a missing path an
 // error (allowWrite: there is nothing to make writable).
@@ -264,15 +295,18 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			sort.Strings(matches)
 			for _, m := range matches {
-				if real, err := filepath.EvalSymlinks(m); err == nil {
+				if real, err := r.evalSymlinks(m); err == nil {
 					out = append(out, real)
 				}
 			}
 			continue
 		}
-		real, exists, err := Resolve(abs)
+		real, err := r.evalSymlinks(abs)
+		exists := true
 		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+			if real, exists, err = Resolve(abs); err != nil {
+				return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+			}
 		}
 		if mustExist && !exists {
 			return nil, fmt.Errorf("%s %q: %s does not exist; create it first or fix the path", key, e.path, abs)

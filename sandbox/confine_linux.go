@@ -23,15 +23,34 @@ import (
 //
 // With a notifying filter (Plan.Seccomp.Notify or UnixConnect) it also
 // returns the filter's listener, for the supervisor.
-func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, *os.File, error) {
+//
+// It returns the command's pid; the caller reaps it with wait4. The
+// command is started with syscall.ForkExec, not os.StartProcess: the
+// latter probes pidfd support on first use (one more fork) and, given a
+// nil environment, passes on the caller's own.
+func startConfined(pl *Plan, path string, files []*os.File) (int, *os.File, error) {
 	type result struct {
-		proc     *os.Process
+		pid      int
 		listener *os.File
 		err      error
 	}
 	ch := make(chan result, 1)
-	go func() {
+	var confine func()
+	confine = func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		if unix.Gettid() == unix.Getpid() {
+			// This is the main thread, the thread-group leader. It must
+			// not be the confined one: signals and ptrace access to this
+			// process are checked against the leader's credentials and
+			// Landlock domain, so the command (in the same domain) could
+			// signal init. Hold it, locked, while the work runs on a
+			// goroutine that therefore gets another thread.
+			done := make(chan struct{})
+			go func() { confine(); close(done) }()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
 		if _, err := pl.Landlock.RestrictThread(); err != nil {
 			ch <- result{err: err}
 			return
@@ -60,27 +79,33 @@ func startConfined(pl *Plan, path string, files []*os.File) (*os.Process, *os.Fi
 			ch <- result{err: err}
 			return
 		}
-		// os.StartProcess passes on the caller's own environment when
-		// Env is nil (--clear-env with nothing passed): in the weaker
-		// mode that is sbx's, credentials included.
+		fds := make([]uintptr, len(files))
+		for i, f := range files {
+			fds[i] = f.Fd() // a nil file is -1: closed in the command
+		}
 		env := pl.Env
 		if env == nil {
 			env = []string{}
 		}
-		proc, err := os.StartProcess(path, pl.Argv, &os.ProcAttr{
+		pid, err := syscall.ForkExec(path, pl.Argv, &syscall.ProcAttr{
 			Dir:   pl.Dir,
 			Env:   env,
-			Files: files,
+			Files: fds,
 			Sys:   &syscall.SysProcAttr{Setsid: true},
 		})
-		if err != nil && listener != nil {
-			listener.Close()
-			listener = nil
+		runtime.KeepAlive(files)
+		if err != nil {
+			err = &os.PathError{Op: "fork/exec", Path: path, Err: err}
+			if listener != nil {
+				listener.Close()
+				listener = nil
+			}
 		}
-		ch <- result{proc, listener, err}
-	}()
+		ch <- result{pid, listener, err}
+	}
+	go confine()
 	r := <-ch
-	return r.proc, r.listener, r.err
+	return r.pid, r.listener, r.err
 }
 
 // loadPlain compiles and loads the filter without notification.

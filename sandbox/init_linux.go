@@ -8,8 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
+	"time"
 
 	"github.com/sbx-sh/sbx/ns"
 	"golang.org/x/sys/unix"
@@ -39,6 +39,10 @@ func InitMain(args []string) {
 		os.Exit(code)
 	}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// SIGCHLD must be caught before the command can exit; enabling it and
+	// the forwarded signals runs while the view is built.
+	sigs := make(chan os.Signal, 32)
+	notified := notifyAsync(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 
 	var pl Plan
 	planR := os.NewFile(uintptr(fds[0]), "plan")
@@ -75,9 +79,8 @@ func InitMain(args []string) {
 		fail(code, "%v", err)
 	}
 
-	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
-	proc, listener, err := startConfined(&pl, path, commandFiles(pl.KeepFDs))
+	<-notified
+	pid, listener, err := startConfined(&pl, path, commandFiles(pl.KeepFDs))
 	if err != nil {
 		view.Close()
 		fail(execStatus(err), "%v", err)
@@ -92,8 +95,6 @@ func InitMain(args []string) {
 		}
 		listener.Close()
 	}
-	pid := proc.Pid
-	_ = proc.Release() // reaped below with wait4(-1), never with proc.Wait
 	sendStatus(statusW, status{Started: pid})
 
 	lifeline := make(chan struct{})
@@ -134,6 +135,11 @@ func InitMain(args []string) {
 		}
 	}
 	view.Close()
+	waitDials(time.Second)
+	// Init's copies of the command's stdin, stdout and stderr go before
+	// its last word: whoever reads sbx's output sees its end when sbx
+	// exits, not when init is torn down after it.
+	releaseStdio()
 	sendStatus(statusW, status{Exit: true, Code: exit})
 	os.Exit(0)
 }
@@ -169,4 +175,18 @@ func commandFiles(keep []int) []*os.File {
 		files[k] = os.NewFile(uintptr(k), "kept")
 	}
 	return files
+}
+
+// releaseStdio points descriptors 0, 1 and 2 at /dev/null.
+func releaseStdio() {
+	fd, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	for i := 0; i <= 2; i++ {
+		_ = unix.Dup3(fd, i, 0)
+	}
+	if fd > 2 {
+		unix.Close(fd)
+	}
 }

@@ -120,7 +120,9 @@ func initNet(pl *Plan, f *os.File) (*net.UnixConn, error) {
 			if len(f) != 3 || f[0] != "dial" {
 				continue
 			}
+			initDials.Add(1)
 			go func(id, port string) {
+				defer initDials.Done()
 				conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 5*time.Second)
 				if err != nil {
 					_ = sendFDs(c, "dialed "+id+" "+errName(err))
@@ -138,6 +140,21 @@ func initNet(pl *Plan, f *os.File) (*net.UnixConn, error) {
 		}
 	}()
 	return c, nil
+}
+
+// initDials are init's dials for published ports in flight. Init waits
+// for them before its final status: the command may have accepted,
+// answered and exited before init handed the connection over.
+var initDials sync.WaitGroup
+
+// waitDials waits (at most d) for the dials in flight to be handed over.
+func waitDials(d time.Duration) {
+	done := make(chan struct{})
+	go func() { initDials.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 func errName(err error) string {
@@ -407,11 +424,14 @@ func (ns *netSide) servePublish(l net.Listener, port uint16) {
 	}
 }
 
+// track registers a forwarded connection. After close began it is still
+// served, for the drain time only: the command may have answered and
+// exited before the supervisor got the connection from init.
 func (ns *netSide) track(c net.Conn) bool {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.closed {
-		return false
+		_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
 	}
 	ns.conns[c] = struct{}{}
 	return true
@@ -453,8 +473,12 @@ func (ns *netSide) close() {
 func (ns *netSide) doClose() {
 	ns.mu.Lock()
 	ns.closed = true
+	// Forwarded (published) connections may still hold what the
+	// command wrote just before it ended: let them drain for a moment
+	// (the sockets outlive the namespace), then cut them.
+	drain := time.Now().Add(500 * time.Millisecond)
 	for c := range ns.conns {
-		c.Close()
+		_ = c.SetDeadline(drain)
 	}
 	ns.mu.Unlock()
 	for _, l := range ns.pubs {
@@ -489,10 +513,12 @@ func (ns *netSide) answer(r *seccomp.Request) seccomp.Response {
 		}
 		return resp
 	}
-	if r.Syscall == "socket" && r.Args[0]&0xffffffff == unix.AF_UNIX {
+	if r.Syscall == "socket" && (r.Args[0]&0xffffffff == unix.AF_UNIX || r.Args[2]&0xffffffff == unix.IPPROTO_MPTCP) {
 		// Refused, not recorded: glibc tries nscd's socket on every
-		// name and user lookup, so each curl or git would report it.
-		// A refused connect to a socket path is recorded (allow-list).
+		// name and user lookup, and Go (1.24+) tries MPTCP for every
+		// listener before falling back to TCP, so each curl, git or Go
+		// server would report one. A refused connect to a socket path
+		// is recorded (allow-list).
 		return seccomp.Response{Errno: unix.EPERM}
 	}
 	name, detail := seccomp.Describe(r)

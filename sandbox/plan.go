@@ -51,6 +51,20 @@ type Plan struct {
 
 // Compute builds the Plan for p.
 func Compute(p *policy.Policy) (*Plan, error) {
+	pl, err := basePlan(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.enforcement(p); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// basePlan is the cheap part of Compute: everything but the mount view,
+// the Landlock rules and the seccomp program, and every check that refuses
+// a policy outright. It is all the supervisor needs to start init.
+func basePlan(p *policy.Policy) (*Plan, error) {
 	pl := &Plan{
 		Weaker:  p.WeakerNested,
 		HostNet: p.Network.Mode == "host",
@@ -65,21 +79,6 @@ func Compute(p *policy.Policy) (*Plan, error) {
 	if err := computeNet(pl, p); err != nil {
 		return nil, err
 	}
-	writable := landlock.WritableRoots(p)
-	var err error
-	if !pl.Weaker {
-		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
-			return nil, err
-		}
-	}
-	lo := landlock.Options{Weaker: pl.Weaker}
-	if pl.Net.Proxy {
-		lo.ProxyPorts = []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort}
-	}
-	for _, pb := range pl.Net.Publish {
-		lo.BindPorts = append(lo.BindPorts, pb.Port)
-	}
-	pl.Landlock = landlock.Plan(p, lo)
 	pl.Seccomp = seccomp.Config{
 		AllowUnixSockets: p.Network.AllowAllUnixSockets,
 		AllowDatagram:    !pl.Weaker || pl.HostNet,
@@ -98,10 +97,29 @@ func Compute(p *policy.Policy) (*Plan, error) {
 	if !pl.Weaker {
 		pl.Net.Control = true
 	}
-	if pl.Filter, err = seccomp.Compile(pl.Seccomp); err != nil {
-		return nil, err
-	}
 	return pl, nil
+}
+
+// enforcement computes the expensive part of the plan: the mount view, the
+// Landlock rules and the seccomp program.
+func (pl *Plan) enforcement(p *policy.Policy) error {
+	writable := landlock.WritableRoots(p)
+	var err error
+	if !pl.Weaker {
+		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
+			return err
+		}
+	}
+	lo := landlock.Options{Weaker: pl.Weaker}
+	if pl.Net.Proxy {
+		lo.ProxyPorts = []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort}
+	}
+	for _, pb := range pl.Net.Publish {
+		lo.BindPorts = append(lo.BindPorts, pb.Port)
+	}
+	pl.Landlock = landlock.Plan(p, lo)
+	pl.Filter, err = seccomp.Compile(pl.Seccomp)
+	return err
 }
 
 // lookPath finds argv0 the way a shell would, with the command's PATH, in

@@ -38,7 +38,7 @@ func Probe() Report {
 		r.Seccomp.Available = false
 		r.Seccomp.Library = err.Error()
 	} else {
-		r.Seccomp.Library = "libseccomp " + seccomp.LibraryVersion()
+		r.Seccomp.Library = "built in, compiled with libseccomp " + seccomp.LibraryVersion()
 	}
 	switch {
 	case r.Landlock.ABI == 0 || !r.Seccomp.Available:

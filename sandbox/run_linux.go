@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
@@ -28,22 +29,52 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	if pl.Weaker {
 		return runWeaker(pl, stderr)
 	}
-	return runFull(pl, stderr, col)
+	code, _ := runFull(pl, stderr, col, nil, nil)
+	return code
 }
 
-func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
+// Launch is Compute followed by Run, except that in the full mode the
+// sandbox's init is started before the expensive part of the plan (mount
+// view, Landlock rules, seccomp program) is computed, so that init's
+// start-up overlaps that work. Init does nothing before it has read the
+// whole plan. ready, when not nil, gets the complete plan before the plan
+// is handed to init (cmd/sbx prints its notices there). A plan that cannot
+// be computed is returned as the error, init killed and nothing run;
+// otherwise the int is sbx's exit status.
+func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	if p.WeakerNested {
+		pl, err := Compute(p)
+		if err != nil {
+			return 125, err
+		}
+		if ready != nil {
+			ready(pl)
+		}
+		return runWeaker(pl, stderr), nil
+	}
+	pl, err := basePlan(p)
+	if err != nil {
+		return 125, err
+	}
+	return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
+}
+
+// runFull runs pl in the full sandbox. With finish set, pl is not complete
+// yet: finish completes it while init starts; a finish error is returned
+// as the error (init killed, nothing run).
+func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func() error, ready func(*Plan)) (int, error) {
 	closeExtraFDs()
 	planR, planW, err := os.Pipe()
 	if err != nil {
-		return failf(stderr, "pipe: %v", err)
+		return failf(stderr, "pipe: %v", err), nil
 	}
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
-		return failf(stderr, "pipe: %v", err)
+		return failf(stderr, "pipe: %v", err), nil
 	}
 	statR, statW, err := os.Pipe()
 	if err != nil {
-		return failf(stderr, "pipe: %v", err)
+		return failf(stderr, "pipe: %v", err), nil
 	}
 	// Kept descriptors keep their numbers; our pipes go after them.
 	extra := make([]*os.File, 0, 8)
@@ -64,12 +95,12 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	}
 	ctlSup, ctlInit, err := controlPair()
 	if err != nil {
-		return failf(stderr, "%v", err)
+		return failf(stderr, "%v", err), nil
 	}
 	var nw *netSide
 	if pl.Net.Control {
 		if nw, err = prepareNet(pl, col); err != nil {
-			return failf(stderr, "%v", err)
+			return failf(stderr, "%v", err), nil
 		}
 		defer nw.close()
 	}
@@ -77,7 +108,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	extra = append(extra, planR, lifeR, statW, ctlInit)
 	self, err := os.Executable()
 	if err != nil {
-		return failf(stderr, "finding the sbx executable: %v", err)
+		return failf(stderr, "finding the sbx executable: %v", err), nil
 	}
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
 	if !pl.HostNet {
@@ -105,10 +136,31 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 		},
 	}
 	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		return failf(stderr, "%s", usernsProblem(err))
+	notified := notifyAsync(sigs, forwarded...)
+	defer func() {
+		// Stop waits for the runtime's signal machinery: not on sbx's
+		// way out.
+		go func() { <-notified; signal.Stop(sigs) }()
+	}()
+	startErr := cmd.Start()
+	if finish != nil && startErr == nil {
+		// Init is exec'd (Start returns once it is): its start-up (the
+		// Go runtime, package initialisation) runs while the plan is
+		// completed here. Not before: until the child has exec'd, it
+		// shares this process's pages copy-on-write, and planning would
+		// fault on every page it writes.
+		if err := finish(); err != nil {
+			planW.Close() // init gets no plan: it does nothing and exits
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 125, err
+		}
+	}
+	if startErr != nil {
+		return failf(stderr, "%s", usernsProblem(startErr)), nil
+	}
+	if ready != nil {
+		ready(pl)
 	}
 	planR.Close()
 	lifeR.Close()
@@ -118,16 +170,17 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 		if err := nw.start(ctlSup); err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			return failf(stderr, "%v", err)
+			return failf(stderr, "%v", err), nil
 		}
 	} else {
 		ctlSup.Close()
 	}
+	<-notified // signals reach the command from here on
 	enc := json.NewEncoder(planW)
 	if err := enc.Encode(pl); err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return failf(stderr, "handing the plan to the sandbox: %v", err)
+		return failf(stderr, "handing the plan to the sandbox: %v", err), nil
 	}
 	planW.Close()
 
@@ -158,7 +211,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	}()
 
 	var last status
-	started := false
+	started, final := false, false
 	sc := bufio.NewScanner(statR)
 	for sc.Scan() {
 		var s status
@@ -169,25 +222,38 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 			started = true
 		}
 		last = s
+		if s.Exit || s.Error != "" {
+			// Init's last word: it sends Exit once every process of
+			// the sandbox is gone and its stubs are removed, Error
+			// when nothing ran, and then only exits. Its exit (a Go
+			// process and the sandbox's namespaces torn down) takes
+			// milliseconds that sbx need not wait for.
+			final = true
+			break
+		}
 	}
 	close(done)
-	_ = cmd.Wait()
+	if final {
+		go func() { _ = cmd.Wait() }()
+	} else {
+		_ = cmd.Wait()
+	}
 	lifeW.Close()
 	nw.close()
 	switch {
 	case timedOut.Load():
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
-		return 124
+		return 124, nil
 	case last.Error != "":
 		fmt.Fprintf(stderr, "sbx: %s\n", last.Error)
-		return last.Code
+		return last.Code, nil
 	case last.Exit:
-		return last.Code
+		return last.Code, nil
 	case started:
 		fmt.Fprintln(stderr, "sbx: the sandbox's init died unexpectedly; the command was killed")
-		return 125
+		return 125, nil
 	}
-	return failf(stderr, "the sandbox failed to start (init exited: %v)", cmd.ProcessState)
+	return failf(stderr, "the sandbox failed to start (init exited: %v)", cmd.ProcessState), nil
 }
 
 // idMap maps the caller's id to itself. For root it maps every id to
@@ -226,4 +292,17 @@ func usernsProblem(err error) string {
 		return fmt.Sprintf("cannot create a user namespace (%v): not permitted here (a container without user namespaces, or a seccomp profile that blocks them); fix: allow user namespaces, or run with --weaker-nested (Landlock + seccomp only)", err)
 	}
 	return fmt.Sprintf("cannot start the sandbox: %v", err)
+}
+
+// notifyAsync is signal.Notify(c, sigs...) in the background; the returned
+// channel is closed once it is in effect. Enabling a signal is a round
+// trip to the runtime's signal thread, so Notify costs the better part of
+// a millisecond that start-up need not wait for.
+func notifyAsync(c chan<- os.Signal, sigs ...os.Signal) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		signal.Notify(c, sigs...)
+		close(done)
+	}()
+	return done
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 )
 
@@ -19,4 +20,12 @@ func InitMain([]string) { panic("sbx: init is Linux-only") }
 func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 	fmt.Fprintln(stderr, "sbx: this build runs sandboxes on Linux only")
 	return 125
+}
+
+// Launch is Linux-only here, like Run.
+func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	if _, err := Compute(p); err != nil {
+		return 125, err
+	}
+	return Run(nil, stderr, col), nil
 }

@@ -33,13 +33,11 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
-	proc, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
+	pid, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return execStatus(err)
 	}
-	pid := proc.Pid
-	_ = proc.Release()
 	var timeout <-chan time.Time
 	if pl.Timeout > 0 {
 		t := time.NewTimer(pl.Timeout)

@@ -106,7 +106,7 @@ func TestSyscallNamesMatchLibseccomp(t *testing.T) {
 		for nr, name := range sysNames[audit] {
 			sc, err := libseccomp.GetSyscallFromNameByArch(name, arch)
 			if err != nil {
-				t.Logf("%s: libseccomp %s does not know %s", arch, LibraryVersion(), name)
+				t.Logf("%s: libseccomp %s does not know %s", arch, libseccompVersion(), name)
 				continue
 			}
 			if int(sc) != nr {

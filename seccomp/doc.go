@@ -1,8 +1,12 @@
 // Package seccomp owns sbx's system-call filter: which calls a sandboxed
 // command may not make, and how the filter reaches the kernel.
 //
-// The filter is compiled once, in the supervisor, with libseccomp
-// (Compile, linux+cgo only) and exported as a classic BPF program. The
+// The filter is compiled with libseccomp at development time, by go
+// generate, for every Config, and the classic BPF programs are embedded in
+// sbx (filters_GOARCH.go; Compile returns one): sbx links no libseccomp and
+// needs no cgo. The filter's definition is compileLibseccomp
+// (libseccomp_linux_test.go); the tests compare the embedded programs with
+// its output and run them on the calls listed below. The
 // sandbox's exec stage loads those bytes with one seccomp(2) call on the
 // thread that then forks the command (LoadThread, or LoadThreadListener
 // when the filter notifies), so nothing between the load and execve needs

@@ -201,11 +201,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 			}
 		}
 	}
-	plan, err := sandbox.Compute(p)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
 	if *dryRun {
+		plan, err := sandbox.Compute(p)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
 		out := struct {
 			Policy *policy.Policy `json:"policy"`
 			Plan   *sandbox.Plan  `json:"plan"`
@@ -217,17 +217,24 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		}
 		return 0
 	}
-	if p.Filesystem.Disabled {
-		fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
-	}
-	if p.Network.Mode == "host" {
-		fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
-	}
 	col, err := vf.open(p, args)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return vf.finish(col, sandbox.Run(plan, stderr, col), stderr)
+	// Launch computes the plan while the sandbox's init starts.
+	code, err := sandbox.Launch(p, stderr, col, func(*sandbox.Plan) {
+		if p.Filesystem.Disabled {
+			fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
+		}
+		if p.Network.Mode == "host" {
+			fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
+		}
+	})
+	if err != nil {
+		col.Close()
+		return fail(stderr, "%v", err)
+	}
+	return vf.finish(col, code, stderr)
 }
 
 func fail(w io.Writer, format string, a ...any) int {

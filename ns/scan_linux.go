@@ -1,0 +1,171 @@
+//go:build linux
+
+package ns
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// scanTree reads root and its subdirectories down to depth levels for the
+// protected-name search, skipping directories in skip (and what is below
+// them). It returns the directories it could read and every directory it
+// tried.
+//
+// The search runs on every start in trees that can hold thousands of
+// directories, so it is cheap per directory: each is opened relative to
+// its parent (no full path walk), read with getdents64 into a reused
+// buffer, and only the entries the search needs are kept. A few
+// goroutines share the work; the result does not depend on the schedule.
+func scanTree(root string, depth int, firsts, skip map[string]bool) (map[string]*dirInfo, []string) {
+	tree := map[string]*dirInfo{}
+	if skip[root] {
+		return tree, nil
+	}
+	visited := []string{root}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return tree, visited
+	}
+	type job struct {
+		fd    int
+		path  string
+		level int
+	}
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		queue  = []job{{fd, root, 0}}
+		active int
+		wg     sync.WaitGroup
+	)
+	workers := min(max(runtime.GOMAXPROCS(0), 1), 4)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 16<<10)
+			var kids []job
+			var tried []string
+			for {
+				mu.Lock()
+				for len(queue) == 0 && active > 0 {
+					cond.Wait()
+				}
+				if len(queue) == 0 {
+					mu.Unlock()
+					cond.Broadcast()
+					return
+				}
+				j := queue[len(queue)-1]
+				queue = queue[:len(queue)-1]
+				active++
+				mu.Unlock()
+
+				kids, tried = kids[:0], tried[:0]
+				d := readDirInfo(j.fd, j.level < depth, firsts, buf)
+				if d != nil {
+					for _, sub := range d.subs {
+						p := filepath.Join(j.path, sub)
+						if skip[p] {
+							continue
+						}
+						tried = append(tried, p)
+						cfd, err := unix.Openat(j.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+						if err == nil {
+							kids = append(kids, job{cfd, p, j.level + 1})
+						}
+					}
+				}
+				unix.Close(j.fd)
+
+				mu.Lock()
+				if d != nil {
+					tree[j.path] = d
+				}
+				visited = append(visited, tried...)
+				queue = append(queue, kids...)
+				active--
+				mu.Unlock()
+				cond.Broadcast()
+			}
+		}()
+	}
+	wg.Wait()
+	return tree, visited
+}
+
+// readDirInfo reads the directory open at fd. With deeper set it lists
+// its subdirectories too. It returns nil when the directory cannot be
+// read to the end.
+func readDirInfo(fd int, deeper bool, firsts map[string]bool, buf []byte) *dirInfo {
+	d := &dirInfo{}
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil
+		}
+		if n <= 0 {
+			break
+		}
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil
+			}
+			dtype := b[18]
+			name := b[19:reclen]
+			for i, c := range name {
+				if c == 0 {
+					name = name[:i]
+					break
+				}
+			}
+			b = b[reclen:]
+			want := firsts[string(name)]
+			if !want && !deeper || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if dtype == unix.DT_UNKNOWN {
+				// The file system does not say: ask.
+				var st unix.Stat_t
+				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue // gone since
+				}
+				switch st.Mode & unix.S_IFMT {
+				case unix.S_IFDIR:
+					dtype = unix.DT_DIR
+				case unix.S_IFLNK:
+					dtype = unix.DT_LNK
+				}
+			}
+			typ := typeOther
+			switch dtype {
+			case unix.DT_DIR:
+				typ = typeDir
+			case unix.DT_LNK:
+				typ = typeSymlink
+			}
+			if want {
+				if d.have == nil {
+					d.have = map[string]entryType{}
+				}
+				d.have[string(name)] = typ
+			}
+			if deeper && typ == typeDir {
+				d.subs = append(d.subs, string(name))
+			}
+		}
+	}
+	sort.Strings(d.subs)
+	return d
+}

@@ -1,0 +1,47 @@
+package seccomp
+
+//go:generate go test -run ^TestGeneratedFilters$ . -args -update
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Compile returns the filter for c. The programs are compiled with
+// libseccomp at development time (go generate ./seccomp; the filter's
+// definition is compileLibseccomp, in libseccomp_linux_test.go) and
+// embedded in filters_GOARCH.go: sbx links no libseccomp and needs no cgo,
+// and no run compiles the same program again. The tests check every
+// embedded program against libseccomp (TestGeneratedFilters) and run it on
+// the calls the filter is about (TestEmbeddedFilters).
+func Compile(c Config) (Program, error) {
+	if c.UnixConnect && c.AllowUnixSockets {
+		return nil, fmt.Errorf("seccomp: UnixConnect (an allow-list of Unix sockets) and AllowUnixSockets (every Unix socket) exclude each other")
+	}
+	p, ok := generated[c]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: this build has no filter for %+v on this architecture (go generate ./seccomp on it)", c)
+	}
+	return append(Program(nil), p...), nil
+}
+
+// LibraryVersion is the version of libseccomp that compiled the embedded
+// programs.
+func LibraryVersion() string { return generatedWith }
+
+// Configs lists every Config: each combination of its boolean fields. go
+// generate compiles a program for each one libseccomp accepts.
+func Configs() []Config {
+	t := reflect.TypeFor[Config]()
+	n := t.NumField()
+	out := make([]Config, 0, 1<<n)
+	for bits := 0; bits < 1<<n; bits++ {
+		var c Config
+		v := reflect.ValueOf(&c).Elem()
+		for i := 0; i < n; i++ {
+			v.Field(i).SetBool(bits&(1<<i) != 0)
+		}
+		out = append(out, c)
+	}
+	return out
+}
