@@ -3,6 +3,7 @@
 package ns
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -40,16 +41,7 @@ const stubXattr = "user.sbx.stub"
 // pivot_root); path is where it is after pivot_root, for the clean-up.
 func createStub(src, path string, dir bool) (*stub, error) {
 	for attempt := 0; attempt < 8; attempt++ {
-		var err error
-		if dir {
-			err = unix.Mkdir(src, 0o755)
-		} else {
-			var fd int
-			fd, err = unix.Open(src, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-			if err == nil {
-				unix.Close(fd)
-			}
-		}
+		err := createMarked(src, dir)
 		created := err == nil
 		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return nil, fmt.Errorf("creating stub: %w", err)
@@ -65,9 +57,6 @@ func createStub(src, path string, dir bool) (*stub, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening stub (a symlink or a different kind of file appeared?): %w", err)
 		}
-		if created {
-			_ = unix.Fsetxattr(fd, stubXattr, []byte("1"), 0)
-		}
 		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("locking stub: %w", err)
@@ -81,6 +70,48 @@ func createStub(src, path string, dir bool) (*stub, error) {
 		return &stub{src: src, path: path, dir: dir, fd: fd, created: created, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
 	}
 	return nil, errors.New("creating stub: it keeps changing under us")
+}
+
+// createMarked creates the stub under a temporary name next to src,
+// marks it, and renames it into place without replacing anything, so no
+// other run ever sees an unmarked stub (and plans it as a real file).
+// EEXIST means src exists already.
+func createMarked(src string, dir bool) error {
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.sbx-stub-%x", src, rnd)
+	var fd int
+	var err error
+	if dir {
+		if err = unix.Mkdir(tmp, 0o755); err == nil {
+			fd, err = unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				_ = unix.Rmdir(tmp)
+			}
+		}
+	} else {
+		fd, err = unix.Open(tmp, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	_ = unix.Fsetxattr(fd, stubXattr, []byte("1"), 0) // best effort: see the type's doc
+	unix.Close(fd)
+	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, src, unix.RENAME_NOREPLACE)
+	if err != nil {
+		if dir {
+			_ = unix.Rmdir(tmp)
+		} else {
+			_ = unix.Unlink(tmp)
+		}
+		if errors.Is(err, unix.EEXIST) {
+			return err
+		}
+		return err
+	}
+	return nil
 }
 
 func (s *stub) release() { unix.Close(s.fd) }
