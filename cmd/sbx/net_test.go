@@ -159,6 +159,33 @@ func TestNetHTTPThroughProxy(t *testing.T) {
 	}
 }
 
+// TestNetOtherClients: wget and a Go program (net/http's default client)
+// reach an allowed server through the proxy with nothing but the
+// environment sbx sets.
+func TestNetOtherClients(t *testing.T) {
+	s, c := httpServer(t, false)
+	hp := hostPort(t, s.URL)
+	_, port, _ := net.SplitHostPort(hp)
+	// Go never proxies "localhost" or a loopback IP (net/http's
+	// ProxyFromEnvironment); "localhost." is neither to it, and the
+	// proxy canonicalises it to the allowed localhost entry.
+	r := sbx(t, runOpts{}, append(append([]string{"--allow-domain", "localhost:" + port}, probeDir()...), "--", attackBin, "get", "http://localhost.:"+port+"/go")...)
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "200 OK hello from the host /go") {
+		t.Fatalf("Go client: %s", r)
+	}
+	if wget, err := exec.LookPath("wget"); err == nil {
+		r = sbx(t, runOpts{}, "--allow-domain", hp, "--", wget, "-q", "-O", "-", "--timeout=10", s.URL+"/wget")
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, "hello from the host /wget") {
+			t.Fatalf("wget: %s", r)
+		}
+	}
+	if c.n.Load() < 1 {
+		t.Fatal("nothing arrived")
+	}
+}
+
 func TestNetHTTPSConnect(t *testing.T) {
 	curl := needTool(t, "curl")
 	s, c := httpServer(t, true)

@@ -142,6 +142,9 @@ func run(probe string, args []string) int {
 	case "abstract-self":
 		need(args, 1)
 		abstractSelf(args[0])
+	case "get":
+		need(args, 1)
+		get(args[0])
 	case "deny":
 		need(args, 1)
 		denyOne(args[0])

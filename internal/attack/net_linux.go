@@ -5,7 +5,9 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -38,6 +40,20 @@ func dial(network, addr string) {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	report(name, err, strings.TrimSpace(line))
+}
+
+// get URL: an HTTP GET with Go's default client, which honours the
+// HTTP_PROXY / HTTPS_PROXY / NO_PROXY environment.
+func get(url string) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		report("get "+url, err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	report("get "+url, nil, resp.Status, strings.TrimSpace(string(b)))
 }
 
 // serve NETWORK ADDR: listen, print "listening", answer one connection
