@@ -109,6 +109,12 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
 			return err
 		}
+		for _, op := range pl.Mounts.Ops {
+			if op.Kind == ns.OpStub && filepath.Base(op.Path) == ".git" {
+				pl.Env = goVCSOff(pl.Env)
+				break
+			}
+		}
 	}
 	lo := landlock.Options{Weaker: pl.Weaker}
 	if pl.Net.Proxy {
@@ -184,4 +190,21 @@ func execStatus(err error) int {
 		return 127
 	}
 	return 126
+}
+
+// goVCSOff adds -buildvcs=false to GOFLAGS unless the caller chose a
+// -buildvcs setting. A stub .git (pinning a missing .git so the command
+// cannot create hooks) makes the go command find a repository that git
+// then refuses, and every go build fail with "error obtaining VCS status".
+func goVCSOff(env []string) []string {
+	out := append([]string(nil), env...)
+	for i, kv := range out {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			if !strings.Contains(v, "-buildvcs") {
+				out[i] = strings.TrimSpace("GOFLAGS=-buildvcs=false " + v)
+			}
+			return out
+		}
+	}
+	return append(out, "GOFLAGS=-buildvcs=false")
 }

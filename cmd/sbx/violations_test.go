@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -213,5 +214,46 @@ func TestUnixSocketAllowList(t *testing.T) {
 	want(t, r, "unix "+other, "OK")
 	if oc.n.Load() != 1 {
 		t.Fatalf("control: other.sock not reached with --allow-all-unix-sockets: %s", r)
+	}
+}
+
+// TestCleanGoBuildNoRecords: a real workload that stays inside its
+// policy — build and test a small Go module in a writable directory (not
+// a git repository: sbx pins the missing .git with a stub) — succeeds and
+// produces no record at all.
+func TestCleanGoBuildNoRecords(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not in PATH")
+	}
+	w := t.TempDir()
+	writeFile(t, filepath.Join(w, "go.mod"), "module example.com/clean\n\ngo 1.21\n")
+	writeFile(t, filepath.Join(w, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc add(a, b int) int { return a + b }\n\nfunc main() { fmt.Println(add(2, 3)) }\n")
+	writeFile(t, filepath.Join(w, "main_test.go"), "package main\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif add(2, 3) != 5 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n")
+	vf := filepath.Join(t.TempDir(), "v.jsonl")
+	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
+	// The test's own build cache (already holding the standard library),
+	// allowed for writing like any build cache a user would allow.
+	out, _ := exec.Command(goBin, "env", "GOCACHE").Output()
+	cache := strings.TrimSpace(string(out))
+	if st, err := os.Stat(cache); err != nil || !st.IsDir() {
+		cache = filepath.Join(w, ".cache")
+		os.MkdirAll(cache, 0o755)
+	}
+	env := []string{
+		"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
+		"HOME=" + w, "XDG_CONFIG_HOME=" + filepath.Join(w, ".config"),
+		"GOCACHE=" + cache, "GOPATH=" + filepath.Join(w, "gopath"),
+		"GOROOT=" + strings.TrimSpace(string(goroot)), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
+		"CGO_ENABLED=0", "GOTELEMETRY=off",
+	}
+	r := sbx(t, runOpts{dir: w, env: env}, "--violations", vf, "--fail-on-violation", "--allow-write", w, "--allow-write", cache,
+		"--", "/bin/sh", "-c", "go build -o app . && ./app && go test -count=1 .")
+	wantCode(t, r, 0)
+	if !strings.Contains(r.stdout, "5\n") || !strings.Contains(r.stdout, "ok") {
+		t.Fatalf("go build/test: %s", r)
+	}
+	if recs := readRecords(t, vf); len(recs) != 0 {
+		t.Fatalf("a clean run made records: %+v", recs)
 	}
 }
