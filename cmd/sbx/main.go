@@ -231,7 +231,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		}
 	})
 	if err != nil {
-		col.Close()
+		vf.abort(col)
 		return fail(stderr, "%v", err)
 	}
 	return vf.finish(col, code, stderr)
@@ -262,8 +262,19 @@ Policy:
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces
 Network:
   --net none|filtered|host   default none (filtered when domains are allowed)
-  --allow-all-unix-sockets   let the command create Unix sockets
+  --allow-domain PATTERN     reachable through sbx's proxy (network.allowedDomains)
+  --deny-domain PATTERN      never reachable; beats every allow (network.deniedDomains)
+  --allow-unix-socket PATH   the command may connect to this Unix socket, and no other
+  --allow-all-unix-sockets   every Unix socket the filesystem view reaches
   --allow-local-binding      let the command listen on the sandbox's loopback
+  --publish [HOST:]PORT      forward the host's 127.0.0.1:HOST to PORT inside
+  sbx connect HOST PORT      CONNECT client on stdin/stdout (ssh ProxyCommand)
+Violations:
+  --violations FILE          append every denial as JSON Lines (created 0600)
+  --violations-fd N          write them to descriptor N
+  --violations-format F      json (default), text or github
+  --quiet-violations         no summary on stderr
+  --fail-on-violation        exit 123 if the command succeeded but something was refused
 Environment:
   --clear-env  --pass-env NAME  --set-env K=V  --unset-env NAME   (NAME may be a glob)
 Process:
@@ -272,5 +283,6 @@ Process:
   --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
 
 Exit status: the command's; 128+N if it died of signal N; 124 timeout;
-125 sbx failed (nothing was run); 126 not executable; 127 not found.
+125 sbx failed (nothing was run); 126 not executable; 127 not found;
+123 with --fail-on-violation.
 `

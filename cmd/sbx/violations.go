@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/sbx-sh/sbx/policy"
@@ -21,6 +22,8 @@ type violationFlags struct {
 	format string
 	fail   bool
 	quiet  bool
+
+	created bool // open created the --violations file
 }
 
 func (v *violationFlags) register(fs *flag.FlagSet) {
@@ -55,7 +58,9 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 		return nil, fmt.Errorf("--violations-fd %d: not a descriptor number", v.fd)
 	}
 	if v.file != "" {
+		_, statErr := os.Lstat(v.file)
 		f, err := violations.OpenFile(v.file)
+		v.created = err == nil && os.IsNotExist(statErr)
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("--violations %s: %v", v.file, err)
@@ -93,4 +98,16 @@ func (v *violationFlags) finish(col *violations.Collector, code int, stderr io.W
 		return ExitViolation
 	}
 	return code
+}
+
+// abort closes the collector after sbx failed before running anything,
+// and removes the --violations file if this run created it and wrote
+// nothing: nothing is left behind.
+func (v *violationFlags) abort(col *violations.Collector) {
+	col.Close()
+	if v.created {
+		if st, err := os.Lstat(v.file); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			_ = os.Remove(v.file)
+		}
+	}
 }

@@ -257,3 +257,19 @@ func TestCleanGoBuildNoRecords(t *testing.T) {
 		t.Fatalf("a clean run made records: %+v", recs)
 	}
 }
+
+// TestViolationsFileNotLeftOnFailure: when sbx refuses to start (here: a
+// protected name that is a symlink in a writable place), the violations
+// file it would have created is not left behind.
+func TestViolationsFileNotLeftOnFailure(t *testing.T) {
+	w := t.TempDir()
+	if err := os.Symlink("/etc/hostname", filepath.Join(w, ".bashrc")); err != nil {
+		t.Fatal(err)
+	}
+	vf := filepath.Join(t.TempDir(), "v.jsonl")
+	r := sbx(t, runOpts{dir: w}, "--violations", vf, "--allow-write", w, "--", "/bin/echo", "ran")
+	wantCode(t, r, 125)
+	if _, err := os.Lstat(vf); err == nil {
+		t.Fatalf("violations file left behind after a refused start: %s", r)
+	}
+}
