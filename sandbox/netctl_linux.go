@@ -36,22 +36,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// proxyReporter turns the proxy's refusals into violation records.
-func proxyReporter(col *violations.Collector) func(netproxy.Denial) {
-	if col == nil {
-		return nil
-	}
-	return func(d netproxy.Denial) {
-		col.Add(violations.Record{
-			Kind:   violations.KindNetwork,
-			Source: violations.SourceProxy,
-			Host:   d.Host,
-			Port:   d.Port,
-			Rule:   d.Rule,
-			Detail: d.Proto + ": " + d.Reason,
-		})
-	}
-}
 
 // controlPair makes the control socket pair: [0] stays in the supervisor,
 // [1] goes to init.

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package sandbox
 
@@ -16,7 +16,7 @@ const InitArg = "__sbx_init"
 // InitMain exists on Linux only.
 func InitMain([]string) { panic("sbx: init is Linux-only") }
 
-// Run is Linux-only here; the macOS runner lives in package darwin.
+// Run is Linux-only; macOS has Launch (run_darwin.go).
 func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 	fmt.Fprintln(stderr, "sbx: this build runs sandboxes on Linux only")
 	return 125
