@@ -36,7 +36,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-
 // controlPair makes the control socket pair: [0] stays in the supervisor,
 // [1] goes to init.
 func controlPair() (sup, init *os.File, err error) {
