@@ -148,6 +148,13 @@ func run(probe string, args []string) int {
 	case "deny":
 		need(args, 1)
 		denyOne(args[0])
+	case "flood":
+		need(args, 1)
+		n, err := strconv.Atoi(args[0])
+		if err != nil {
+			usage()
+		}
+		flood(n)
 	case "dial":
 		need(args, 2)
 		dial(args[0], args[1])

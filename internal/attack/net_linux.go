@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -138,4 +139,19 @@ func denyOne(name string) {
 		os.Exit(2)
 	}
 	report("deny "+name, errno(e))
+}
+
+// flood makes n refused system calls (ptrace PTRACE_SEIZE of pid 1) and
+// reports how many were refused with EPERM.
+func flood(n int) {
+	refused := 0
+	for i := 0; i < n; i++ {
+		_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, 1, 0, 0, 0, 0)
+		if e == unix.EPERM {
+			refused++
+		} else if e == 0 {
+			_, _, _ = unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, 1, 0, 0, 0, 0)
+		}
+	}
+	report("flood", nil, strconv.Itoa(refused))
 }
