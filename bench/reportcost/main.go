@@ -1,0 +1,123 @@
+//go:build linux
+
+// Command reportcost measures what violation reporting costs on
+// file-heavy work that stays inside its policy: sbx with --violations
+// against sbx without, interleaved round by round, medians.
+//
+//	CGO_ENABLED=0 go build -o bin/sbx ./cmd/sbx && go run ./bench/reportcost -sbx bin/sbx -n 7
+//
+// Workloads: extracting a 50k-file tar into a writable directory and
+// reading every file back; building and testing a small Go module.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sbx-sh/sbx/bench"
+)
+
+func main() {
+	sbx := flag.String("sbx", "bin/sbx", "sbx binary")
+	n := flag.Int("n", 7, "rounds")
+	flag.Parse()
+	abs, err := filepath.Abs(*sbx)
+	check(err)
+	work, err := os.MkdirTemp("/var/tmp", "sbx-reportcost-")
+	check(err)
+	defer os.RemoveAll(work)
+
+	src := filepath.Join(work, "src")
+	check(bench.MakeTree(src, 50_000))
+	tarball := filepath.Join(work, "tree.tar")
+	run(exec.Command("tar", "cf", tarball, "-C", src, "."))
+	check(os.RemoveAll(src))
+
+	mod := filepath.Join(work, "mod")
+	check(os.MkdirAll(mod, 0o755))
+	write := func(name, s string) { check(os.WriteFile(filepath.Join(mod, name), []byte(s), 0o644)) }
+	write("go.mod", "module example.com/m\n\ngo 1.21\n")
+	write("main.go", "package main\n\nimport (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"net/http\"\n)\n\nfunc main() { b, _ := json.Marshal(http.StatusOK); fmt.Println(string(b)) }\n")
+	write("main_test.go", "package main\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n")
+	goBin, err := exec.LookPath("go")
+	check(err)
+	cache := filepath.Join(work, "gocache")
+	check(os.MkdirAll(cache, 0o755))
+	goEnv := append(os.Environ(), "GOCACHE="+cache, "GOTELEMETRY=off", "GOFLAGS=-buildvcs=false", "XDG_CONFIG_HOME="+filepath.Join(mod, ".config"))
+
+	out := filepath.Join(work, "out")
+	check(os.MkdirAll(out, 0o755))
+	type workload struct {
+		name string
+		dir  string
+		env  []string
+		args []string
+	}
+	loads := []workload{
+		{"extract + read 50k files", out, nil, []string{"--allow-write", out, "--", "/bin/sh", "-c",
+			"rm -rf x && mkdir x && tar xf " + tarball + " -C x && find x -type f -exec cat {} + > /dev/null && rm -rf x"}},
+		{"go build + test (warm cache)", mod, goEnv, []string{"--allow-write", mod, "--allow-write", cache, "--", "/bin/sh", "-c",
+			goBin + " build -o app . && " + goBin + " test -count=1 . > /dev/null"}},
+	}
+	vf := filepath.Join(work, "v.jsonl")
+	fmt.Printf("| workload | sbx median s | sbx --violations median s | overhead | records |\n|---|---|---|---|---|\n")
+	for _, w := range loads {
+		var plain, rep []float64
+		for i := 0; i <= *n; i++ { // round 0 warms up
+			for _, withReport := range []bool{false, true} {
+				args := w.args
+				if withReport {
+					args = append([]string{"--violations", vf}, args...)
+				}
+				cmd := exec.Command(abs, args...)
+				cmd.Dir, cmd.Env = w.dir, w.env
+				start := time.Now()
+				o, err := cmd.CombinedOutput()
+				d := time.Since(start).Seconds()
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "%s: %v\n%s", w.name, err, o)
+					os.Exit(1)
+				}
+				if i == 0 {
+					continue
+				}
+				if withReport {
+					rep = append(rep, d)
+				} else {
+					plain = append(plain, d)
+				}
+			}
+		}
+		b, _ := os.ReadFile(vf)
+		recs := strings.Count(string(b), "\n")
+		p, r := median(plain), median(rep)
+		fmt.Printf("| %s | %.3f | %.3f | %+.1f%% | %d |\n", w.name, p, r, (r/p-1)*100, recs)
+		os.Remove(vf)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func run(cmd *exec.Cmd) {
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v: %v\n%s", cmd.Args, err, out)
+		os.Exit(1)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
