@@ -11,48 +11,6 @@ import (
 	"testing"
 )
 
-// refScan is the plain os.ReadDir walk scanTree must agree with.
-func refScan(root string, depth int, firsts, skip map[string]bool) (map[string]*dirInfo, []string) {
-	tree := map[string]*dirInfo{}
-	var visited []string
-	var walk func(dir string, level int)
-	walk = func(dir string, level int) {
-		if skip[dir] {
-			return
-		}
-		visited = append(visited, dir)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		d := &dirInfo{}
-		for _, e := range entries {
-			typ := typeOther
-			switch {
-			case e.Type()&os.ModeSymlink != 0:
-				typ = typeSymlink
-			case e.IsDir():
-				typ = typeDir
-			}
-			if firsts[e.Name()] {
-				if d.have == nil {
-					d.have = map[string]entryType{}
-				}
-				d.have[e.Name()] = typ
-			}
-			if level < depth && typ == typeDir {
-				d.subs = append(d.subs, e.Name())
-			}
-		}
-		tree[dir] = d
-		for _, sub := range d.subs {
-			walk(filepath.Join(dir, sub), level+1)
-		}
-	}
-	walk(root, 0)
-	return tree, visited
-}
-
 func TestScanTreeMatchesReadDir(t *testing.T) {
 	root := t.TempDir()
 	must := func(err error) {
@@ -84,7 +42,7 @@ func TestScanTreeMatchesReadDir(t *testing.T) {
 	for _, depth := range []int{0, 1, 3, 10} {
 		for _, skip := range []map[string]bool{nil, {filepath.Join(root, "p2"): true}, {root: true}} {
 			got, gotV := scanTree(root, depth, firsts, skip)
-			want, wantV := refScan(root, depth, firsts, skip)
+			want, wantV := scanReadDir(root, depth, firsts, skip)
 			sort.Strings(gotV)
 			sort.Strings(wantV)
 			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotV, wantV) {
