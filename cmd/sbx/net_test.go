@@ -7,7 +7,9 @@ package main
 // any other address, not even to show that it would be blocked.
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -457,5 +459,69 @@ func TestNetBadPatterns(t *testing.T) {
 		if r.code != 125 || strings.Contains(r.stdout, "ran") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%q: want 125 and one line, got %s", bad, r)
 		}
+	}
+}
+
+// TestNetNpmAndPip: npm and pip reach an allowed registry (the test's own
+// loopback server) through the proxy, configured by nothing but the
+// environment sbx sets.
+func TestNetNpmAndPip(t *testing.T) {
+	var wheel bytes.Buffer
+	zw := zip.NewWriter(&wheel)
+	for name, body := range map[string]string{
+		"sbx_test_pkg/__init__.py":              "",
+		"sbx_test_pkg-1.0.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbx-test-pkg\nVersion: 1.0.0\n",
+		"sbx_test_pkg-1.0.0.dist-info/WHEEL":    "Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		"sbx_test_pkg-1.0.0.dist-info/RECORD":   "",
+	} {
+		w, _ := zw.Create(name)
+		io.WriteString(w, body)
+	}
+	zw.Close()
+	const whl = "sbx_test_pkg-1.0.0-py3-none-any.whl"
+	c := &counter{}
+	var base string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.add(r.URL.Path)
+		switch r.URL.Path {
+		case "/sbx-test-pkg": // npm packument
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"name":"sbx-test-pkg","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"sbx-test-pkg","version":"1.0.0","dist":{"tarball":"%s/sbx-test-pkg/-/sbx-test-pkg-1.0.0.tgz"}}}}`, base)
+		case "/simple/sbx-test-pkg/": // pip simple index
+			fmt.Fprintf(w, `<html><body><a href="/files/%s">%s</a></body></html>`, whl, whl)
+		case "/files/" + whl:
+			w.Write(wheel.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer s.Close()
+	base = s.URL
+	hp := hostPort(t, s.URL)
+	w := t.TempDir()
+	env := append(os.Environ(), "HOME="+w, "npm_config_cache="+filepath.Join(w, ".npm"),
+		"npm_config_update_notifier=false", "npm_config_audit=false", "npm_config_fund=false")
+	ran := 0
+	if npm, err := exec.LookPath("npm"); err == nil {
+		ran++
+		r := sbx(t, runOpts{dir: w, env: env}, "--allow-write", w, "--allow-domain", hp, "--", npm, "view", "sbx-test-pkg", "version", "--registry", s.URL+"/")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "1.0.0" {
+			t.Errorf("npm view through the proxy: %s", r)
+		}
+	}
+	if py, err := exec.LookPath("python3"); err == nil && exec.Command(py, "-m", "pip", "--version").Run() == nil {
+		ran++
+		dl := filepath.Join(w, "dl")
+		r := sbx(t, runOpts{dir: w, env: env}, "--allow-write", w, "--allow-domain", hp, "--", py, "-m", "pip", "download",
+			"--no-deps", "--no-cache-dir", "--disable-pip-version-check", "--index-url", s.URL+"/simple/", "-d", dl, "sbx-test-pkg")
+		if _, err := os.Stat(filepath.Join(dl, whl)); r.code != 0 || err != nil {
+			t.Errorf("pip download through the proxy: %v %s", err, r)
+		}
+	}
+	if ran == 0 {
+		t.Skip("neither npm nor pip is installed")
+	}
+	if c.n.Load() == 0 {
+		t.Fatal("the registry saw nothing")
 	}
 }
