@@ -2,7 +2,7 @@
 
 package sandbox
 
-// The network control socket: a SOCK_SEQPACKET pair between the
+// The control socket: a SOCK_SEQPACKET pair between the
 // supervisor and init. A socket belongs to the network namespace it was
 // created in, so everything that must live inside the sandbox's namespace
 // is created by init and handed over as a descriptor (SCM_RIGHTS):
@@ -11,6 +11,7 @@ package sandbox
 //	supervisor → init  "dial ID PORT"  connect to 127.0.0.1:PORT inside (--publish)
 //	init → supervisor  "dialed ID"     + the connected socket, or
 //	                   "dialed ID ERR" without one
+//	init → supervisor  "notify"        + the seccomp filter's listener
 //
 // The supervisor serves the listeners with package netproxy from its own
 // (the host's) network namespace: accepted connections are inside, dials
