@@ -167,7 +167,6 @@ func peakRSS(t *tool) int64 {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
 	var peak int64
 	for {
 		select {
@@ -175,13 +174,8 @@ func peakRSS(t *tool) int64 {
 			return peak
 		default:
 		}
-		if b, err := os.ReadFile(status); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				var kb int64
-				if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil && kb > peak {
-					peak = kb
-				}
-			}
+		if kb := bench.VmHWM(cmd.Process.Pid); kb > peak {
+			peak = kb
 		}
 		time.Sleep(500 * time.Microsecond)
 	}

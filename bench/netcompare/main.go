@@ -60,6 +60,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sbx-sh/sbx/bench"
 )
 
 // ---- loopback servers ----
@@ -145,12 +147,11 @@ func run(argv, env []string, dir string, poll bool, timeout time.Duration) (resu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
 			stat := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
 			t := time.NewTicker(20 * time.Millisecond)
 			defer t.Stop()
 			for {
-				if kb := vmHWM(status); kb > res.peakKiB {
+				if kb := bench.VmHWM(cmd.Process.Pid); kb > res.peakKiB {
 					res.peakKiB = kb
 				}
 				if c := procCPU(stat); c > res.ownCPU {
@@ -204,23 +205,6 @@ func procCPU(path string) float64 {
 	u, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (u + st) / 100 // USER_HZ
-}
-
-func vmHWM(path string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
 }
 
 // ---- rows ----
