@@ -15,10 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// InitArg is the hidden first argument that makes sbx run as the sandbox's
-// init: sbx __sbx_init PLANFD LIFELINEFD STATUSFD CONTROLFD.
-const InitArg = "__sbx_init"
-
 // InitMain is the sandbox's PID 1. It never returns.
 func InitMain(args []string) {
 	fds := make([]int, 4)

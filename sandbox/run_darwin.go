@@ -19,12 +19,6 @@ import (
 	"github.com/sbx-sh/sbx/violations"
 )
 
-// InitArg is the hidden first argument of the sandbox's init (Linux only).
-const InitArg = "__sbx_init"
-
-// InitMain exists on Linux only.
-func InitMain([]string) { panic("sbx: init is Linux-only") }
-
 // Run is Linux-only; on macOS use Launch.
 func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 	fmt.Fprintln(stderr, "sbx: internal error: sandbox.Run on macOS")
