@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -91,11 +90,11 @@ func main() {
 			}
 		}
 	}
-	base := median(tools[1].ms)
+	base := bench.Median(tools[1].ms)
 	var bw float64
 	for _, t := range tools {
 		if strings.HasPrefix(t.name, "bwrap") && t.argv != nil {
-			bw = median(t.ms)
+			bw = bench.Median(t.ms)
 		}
 	}
 	// Peak RSS in a separate pass, so polling does not disturb timing.
@@ -113,12 +112,12 @@ func main() {
 		if t.argv == nil {
 			continue
 		}
-		m := median(t.ms)
+		m := bench.Median(t.ms)
 		rb := "–"
 		if bw > 0 {
 			rb = fmt.Sprintf("%.2f", m/bw)
 		}
-		fmt.Printf("| %s | %.2f | %.2f | %.2f | %s | %d |\n", t.name, m, pct(t.ms, 90), m/base, rb, t.rss)
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %s | %d |\n", t.name, m, bench.Pct(t.ms, 90), m/base, rb, t.rss)
 	}
 	// 20 sandboxes at once, each must succeed and see only its own /tmp.
 	var wg sync.WaitGroup
@@ -179,17 +178,6 @@ func peakRSS(t *tool) int64 {
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
-}
-
-func median(xs []float64) float64 { return pct(xs, 50) }
-
-func pct(xs []float64, p int) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[(len(s)-1)*p/100]
 }
 
 func check(err error) {

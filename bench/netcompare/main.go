@@ -54,7 +54,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,7 +238,7 @@ func (l *launcher) calibrate(env []string, dir string) {
 		}
 		all, own = append(all, res.cpu), append(own, res.ownCPU)
 	}
-	l.startCPU, l.startOwn = median(all), median(own)
+	l.startCPU, l.startOwn = bench.Median(all), bench.Median(own)
 }
 
 type row struct {
@@ -505,7 +504,7 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 	var latDirect *row
 	for _, r := range rows {
 		if r.kind == kThroughput && r.l.name == "" && len(r.vals) > 0 {
-			directOf[r.client] = median(r.vals)
+			directOf[r.client] = bench.Median(r.vals)
 		}
 		if r.kind == kLatency && r.l.name == "" && len(r.samples) > 0 {
 			latDirect = r
@@ -538,12 +537,12 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 				med = "n/a (" + mdEscape(firstOr(r.errs)) + ")"
 				break
 			}
-			m := median(r.vals)
+			m := bench.Median(r.vals)
 			med = fmt.Sprintf("%.0f MB/s", m)
 			if len(r.cpuAll) > 0 {
-				cpu = fmt.Sprintf("%.2f", median(r.cpuAll))
+				cpu = fmt.Sprintf("%.2f", bench.Median(r.cpuAll))
 				if len(r.cpuOwn) > 0 {
-					cpu += fmt.Sprintf(" (%.2f)", median(r.cpuOwn))
+					cpu += fmt.Sprintf(" (%.2f)", bench.Median(r.cpuOwn))
 				}
 			}
 			spread = fmt.Sprintf("%.0f–%.0f", minOf(r.vals), maxOf(r.vals))
@@ -560,11 +559,11 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 				med = "n/a (" + mdEscape(firstOr(r.errs)) + ")"
 				break
 			}
-			m, p99 := median(r.samples), pct(r.samples, 99)
+			m, p99 := bench.Median(r.samples), bench.Pct(r.samples, 99)
 			med = fmt.Sprintf("%.3f ms", m)
 			spread = fmt.Sprintf("p99 %.3f ms", p99)
 			if r.l.name != "" && latDirect != nil {
-				dm, dp := median(latDirect.samples), pct(latDirect.samples, 99)
+				dm, dp := bench.Median(latDirect.samples), bench.Pct(latDirect.samples, 99)
 				vs = fmt.Sprintf("+%.3f ms median, +%.3f ms p99", m-dm, p99-dp)
 				target = "≤ +1 ms median"
 				verdict = passFail(m-dm <= 1)
@@ -581,7 +580,7 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 				}
 			}
 			med = fmt.Sprintf("%d/%d runs all %d completed", all, len(r.vals), conc)
-			spread = fmt.Sprintf("wall %.0f ms median", median(r.walls)*1000)
+			spread = fmt.Sprintf("wall %.0f ms median", bench.Median(r.walls)*1000)
 			if r.l.name != "" {
 				target = "all complete"
 				verdict = passFail(all == len(r.vals) && len(r.errs) == 0)
@@ -653,19 +652,6 @@ func numCPU() int {
 		}
 	}
 	return n
-}
-
-func median(xs []float64) float64 { return pct(xs, 50) }
-
-// pct is a nearest-rank percentile (the lower middle value for the median
-// of an even count, as in bench/compare).
-func pct(xs []float64, p int) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[(len(s)-1)*p/100]
 }
 
 func minOf(xs []float64) float64 {

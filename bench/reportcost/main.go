@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -96,16 +95,10 @@ func main() {
 		}
 		b, _ := os.ReadFile(vf)
 		recs := strings.Count(string(b), "\n")
-		p, r := median(plain), median(rep)
+		p, r := bench.Median(plain), bench.Median(rep)
 		fmt.Printf("| %s | %.3f | %.3f | %+.1f%% | %d |\n", w.name, p, r, (r/p-1)*100, recs)
 		os.Remove(vf)
 	}
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 func run(cmd *exec.Cmd) {
