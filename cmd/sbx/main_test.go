@@ -141,4 +141,17 @@ func snapshot(t *testing.T, dir string) []string {
 	return out
 }
 
+// wantRefused runs sbx once per flag set, with a command that would print
+// "ran", and checks that sbx refused each with exit 125 and one line on
+// stderr, and ran nothing.
+func wantRefused(t *testing.T, flagSets ...[]string) {
+	t.Helper()
+	for _, flags := range flagSets {
+		r := sbx(t, runOpts{}, append(append([]string{}, flags...), "--", "/bin/echo", "ran")...)
+		if r.code != 125 || strings.Contains(r.stdout, "ran") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%q: want 125 and one line, got %s", flags, r)
+		}
+	}
+}
+
 func isRoot() bool { return os.Geteuid() == 0 }

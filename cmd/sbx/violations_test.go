@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sbx-sh/sbx/bench"
 	"github.com/sbx-sh/sbx/violations"
 )
 
@@ -110,16 +111,11 @@ func TestViolationsNetwork(t *testing.T) {
 }
 
 func TestViolationsBadOptions(t *testing.T) {
-	for _, bad := range [][]string{
-		{"--violations-format", "xml"},
-		{"--violations-fd", "97"},
-		{"--violations", "/nonexistent-dir/v.jsonl"},
-	} {
-		r := sbx(t, runOpts{}, append(bad, "--", "/bin/echo", "ran")...)
-		if r.code != 125 || strings.Contains(r.stdout, "ran") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-			t.Errorf("%q: want 125 and one line: %s", bad, r)
-		}
-	}
+	wantRefused(t,
+		[]string{"--violations-format", "xml"},
+		[]string{"--violations-fd", "97"},
+		[]string{"--violations", "/nonexistent-dir/v.jsonl"},
+	)
 }
 
 // TestViolationsSyscalls: each refused call fails with EPERM in the
@@ -300,7 +296,6 @@ func TestViolationsFlood(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var peak int64
-	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
 	for running := true; running; {
 		select {
 		case err := <-done:
@@ -309,13 +304,8 @@ func TestViolationsFlood(t *testing.T) {
 			}
 			running = false
 		case <-time.After(20 * time.Millisecond):
-			if b, err := os.ReadFile(status); err == nil {
-				for _, line := range strings.Split(string(b), "\n") {
-					var kb int64
-					if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil && kb > peak {
-						peak = kb
-					}
-				}
+			if kb := bench.VmHWM(cmd.Process.Pid); kb > peak {
+				peak = kb
 			}
 		}
 	}
