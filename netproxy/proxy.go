@@ -80,34 +80,61 @@ type Proxy struct {
 	wg        sync.WaitGroup // tracked conns and serving goroutines
 }
 
-// New validates every pattern and CIDR and returns a Proxy ready to serve.
-func New(cfg Config) (*Proxy, error) {
-	p := &Proxy{
-		resolver:  cfg.Resolver,
-		dial:      cfg.Dial,
-		onDeny:    cfg.OnDeny,
-		own:       newOwnAddrs(),
-		lim:       defaultLimits,
-		listeners: map[net.Listener]struct{}{},
-		servers:   map[*http.Server]struct{}{},
-		conns:     map[net.Conn]struct{}{},
-	}
+// policyOf is cfg's matching policy, parsed and validated.
+type policyOf struct {
+	allow, deny *ruleSet
+	reasons     map[string]string
+	deniedNets  []deniedNet
+}
+
+func parsePolicy(cfg Config) (policyOf, error) {
+	var pol policyOf
 	var err error
-	if p.allow, err = newRuleSet(cfg.Allowed, false); err != nil {
-		return nil, err
+	if pol.allow, err = newRuleSet(cfg.Allowed, false); err != nil {
+		return pol, err
 	}
-	if p.deny, err = newRuleSet(cfg.Denied, true); err != nil {
-		return nil, err
+	if pol.deny, err = newRuleSet(cfg.Denied, true); err != nil {
+		return pol, err
 	}
-	if p.reasons, err = reasonsFor(p.deny, cfg.DeniedReasons); err != nil {
-		return nil, err
+	if pol.reasons, err = reasonsFor(pol.deny, cfg.DeniedReasons); err != nil {
+		return pol, err
 	}
 	for _, c := range cfg.DeniedResolved {
 		n, err := parseCIDR(c)
 		if err != nil {
-			return nil, err
+			return pol, err
 		}
-		p.deniedNets = append(p.deniedNets, deniedNet{n, c})
+		pol.deniedNets = append(pol.deniedNets, deniedNet{n, c})
+	}
+	return pol, nil
+}
+
+// Validate checks every pattern, deniedDomainReasons key and CIDR of cfg,
+// as New does, without making a Proxy.
+func (cfg Config) Validate() error {
+	_, err := parsePolicy(cfg)
+	return err
+}
+
+// New validates every pattern and CIDR and returns a Proxy ready to serve.
+func New(cfg Config) (*Proxy, error) {
+	pol, err := parsePolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{
+		allow:      pol.allow,
+		deny:       pol.deny,
+		reasons:    pol.reasons,
+		deniedNets: pol.deniedNets,
+		resolver:   cfg.Resolver,
+		dial:       cfg.Dial,
+		onDeny:     cfg.OnDeny,
+		own:        newOwnAddrs(),
+		lim:        defaultLimits,
+		listeners:  map[net.Listener]struct{}{},
+		servers:    map[*http.Server]struct{}{},
+		conns:      map[net.Conn]struct{}{},
 	}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver

@@ -123,13 +123,10 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 		DeniedReasons:  p.Network.DeniedDomainReasons,
 		DeniedResolved: p.Network.DeniedResolvedAddresses,
 	}
-	// New validates the reasons and CIDRs too; the proxy itself is made
-	// again in the supervisor.
-	px, err := netproxy.New(n.proxy)
-	if err != nil {
+	// The reasons and CIDRs; the proxy itself is made in the supervisor.
+	if err := n.proxy.Validate(); err != nil {
 		return fmt.Errorf("network settings: %w", err)
 	}
-	_ = px.Close()
 	n.Proxy = true
 	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
 	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
