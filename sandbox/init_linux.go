@@ -60,7 +60,7 @@ func InitMain(args []string) {
 	}
 	var ctl *net.UnixConn
 	if pl.Net.Control {
-		if ctl, err = initNet(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
+		if ctl, err = initControl(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
 			view.Close()
 			fail(125, "%v", err)
 		}

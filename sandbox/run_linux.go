@@ -97,9 +97,9 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	if err != nil {
 		return failf(stderr, "%v", err), nil
 	}
-	var nw *netSide
+	var nw *ctlSide
 	if pl.Net.Control {
-		if nw, err = prepareNet(pl, col); err != nil {
+		if nw, err = prepareControl(pl, col); err != nil {
 			return failf(stderr, "%v", err), nil
 		}
 		defer nw.close()

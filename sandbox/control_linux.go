@@ -63,13 +63,13 @@ func unixConn(f *os.File) (*net.UnixConn, error) {
 
 // ---- init side ----
 
-// initNet creates the proxy listeners inside the namespace, hands them to
+// initControl creates the proxy listeners inside the namespace, hands them to
 // the supervisor, and answers dial requests until the supervisor closes
 // its end.
-func initNet(pl *Plan, f *os.File) (*net.UnixConn, error) {
+func initControl(pl *Plan, f *os.File) (*net.UnixConn, error) {
 	c, err := unixConn(f)
 	if err != nil {
-		return nil, fmt.Errorf("network control socket: %w", err)
+		return nil, fmt.Errorf("control socket: %w", err)
 	}
 	if pl.Net.Proxy {
 		var files []*os.File
@@ -164,9 +164,9 @@ func sendFDs(c *net.UnixConn, msg string, files ...*os.File) error {
 
 // ---- supervisor side ----
 
-// netSide is the supervisor's half of the control socket: the proxy, the
+// ctlSide is the supervisor's half of the control socket: the proxy, the
 // published ports and the seccomp listener.
-type netSide struct {
+type ctlSide struct {
 	pl     *Plan
 	col    *violations.Collector
 	unix   *seccomp.UnixAllow
@@ -183,11 +183,11 @@ type netSide struct {
 	once   sync.Once
 }
 
-// prepareNet does what can fail before the sandbox starts: it binds the
+// prepareControl does what can fail before the sandbox starts: it binds the
 // published host ports and makes the proxy, so a port in use or a bad
 // setting is exit 125 with nothing run.
-func prepareNet(pl *Plan, col *violations.Collector) (*netSide, error) {
-	ns := &netSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
+	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
 	if pl.Seccomp.UnixConnect {
 		ua, err := seccomp.NewUnixAllow(pl.Net.UnixSockets)
 		if err != nil {
@@ -227,10 +227,10 @@ func prepareNet(pl *Plan, col *violations.Collector) (*netSide, error) {
 
 // start takes over the supervisor's end of the control socket once init
 // runs.
-func (ns *netSide) start(f *os.File) error {
+func (ns *ctlSide) start(f *os.File) error {
 	c, err := unixConn(f)
 	if err != nil {
-		return fmt.Errorf("network control socket: %w", err)
+		return fmt.Errorf("control socket: %w", err)
 	}
 	ns.ctl = c
 	ns.wg.Add(1)
@@ -242,7 +242,7 @@ func (ns *netSide) start(f *os.File) error {
 	return nil
 }
 
-func (ns *netSide) readLoop() {
+func (ns *ctlSide) readLoop() {
 	defer ns.wg.Done()
 	buf := make([]byte, 128)
 	oob := make([]byte, unix.CmsgSpace(4*4))
@@ -331,7 +331,7 @@ func receivedFiles(oob []byte) []*os.File {
 	return out
 }
 
-func (ns *netSide) failWaiters() {
+func (ns *ctlSide) failWaiters() {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	for id, ch := range ns.wait {
@@ -342,7 +342,7 @@ func (ns *netSide) failWaiters() {
 
 // dialInside asks init for a connection to 127.0.0.1:port inside the
 // sandbox.
-func (ns *netSide) dialInside(port uint16) (net.Conn, error) {
+func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 	ch := make(chan *os.File, 1)
 	ns.mu.Lock()
 	if ns.closed {
@@ -375,7 +375,7 @@ func (ns *netSide) dialInside(port uint16) (net.Conn, error) {
 	}
 }
 
-func (ns *netSide) servePublish(l net.Listener, port uint16) {
+func (ns *ctlSide) servePublish(l net.Listener, port uint16) {
 	defer ns.wg.Done()
 	for {
 		c, err := l.Accept()
@@ -411,7 +411,7 @@ func (ns *netSide) servePublish(l net.Listener, port uint16) {
 // track registers a forwarded connection. After close began it is still
 // served, for the drain time only: the command may have answered and
 // exited before the supervisor got the connection from init.
-func (ns *netSide) track(c net.Conn) bool {
+func (ns *ctlSide) track(c net.Conn) bool {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if ns.closed {
@@ -421,7 +421,7 @@ func (ns *netSide) track(c net.Conn) bool {
 	return true
 }
 
-func (ns *netSide) untrack(c net.Conn) {
+func (ns *ctlSide) untrack(c net.Conn) {
 	ns.mu.Lock()
 	delete(ns.conns, c)
 	ns.mu.Unlock()
@@ -447,14 +447,14 @@ func pipeBoth(a, b net.Conn) {
 }
 
 // close stops everything: listeners, the proxy, forwarded connections.
-func (ns *netSide) close() {
+func (ns *ctlSide) close() {
 	if ns == nil {
 		return
 	}
 	ns.once.Do(ns.doClose)
 }
 
-func (ns *netSide) doClose() {
+func (ns *ctlSide) doClose() {
 	ns.mu.Lock()
 	ns.closed = true
 	// Forwarded (published) connections may still hold what the
@@ -484,7 +484,7 @@ func (ns *netSide) doClose() {
 
 // answer decides one seccomp notification: a connect(2) under the Unix
 // socket allow-list, or a refused call, answered EPERM and recorded.
-func (ns *netSide) answer(r *seccomp.Request) seccomp.Response {
+func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 	if r.Syscall == "connect" && ns.unix != nil {
 		resp, d := ns.unix.Connect(r)
 		if d != nil {
