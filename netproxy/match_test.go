@@ -265,3 +265,19 @@ func TestCanonicalize(t *testing.T) {
 		}
 	}
 }
+
+func TestExactHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"localhost": "localhost", "LocalHost.:5432": "localhost", "127.1": "127.0.0.1",
+		"127.0.0.1:8080": "127.0.0.1", "[::1]:80": "::1", "::1": "::1", "example.com": "example.com",
+	} {
+		if got, ok := ExactHost(in); !ok || got != want {
+			t.Errorf("ExactHost(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"*.example.com", "*", "http://x", ""} {
+		if got, ok := ExactHost(in); ok {
+			t.Errorf("ExactHost(%q) = %q, want refused", in, got)
+		}
+	}
+}

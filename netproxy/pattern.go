@@ -28,6 +28,17 @@ func ValidatePattern(p string, denyList bool) error {
 	return err
 }
 
+// ExactHost is the canonical host an allowedDomains entry names exactly
+// ("localhost" for "localhost:5432", "::1" for "[::1]:80"), and false for
+// a wildcard or an entry ValidatePattern refuses.
+func ExactHost(entry string) (string, bool) {
+	p, err := parsePattern(entry, false)
+	if err != nil || p.wildcard || p.any {
+		return "", false
+	}
+	return p.host.name, true
+}
+
 func parsePattern(raw string, deny bool) (*pattern, error) {
 	list := "allowedDomains"
 	if deny {

@@ -145,14 +145,8 @@ func withProxyEnv(env []string, n NetPlan, self string) []string {
 	var noProxy []string
 	loopback := map[string]bool{}
 	for _, a := range n.Allowed {
-		h := a
-		if strings.HasPrefix(h, "[") {
-			h, _, _ = strings.Cut(h[1:], "]")
-		} else if strings.Count(h, ":") == 1 {
-			h, _, _ = strings.Cut(h, ":")
-		}
-		if c, err := netproxy.Canonicalize(h); err == nil {
-			loopback[c] = true
+		if h, ok := netproxy.ExactHost(a); ok {
+			loopback[h] = true
 		}
 	}
 	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
