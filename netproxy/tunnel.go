@@ -26,15 +26,22 @@ func (p *Proxy) tunnel(client, upstream net.Conn) {
 		return
 	}
 	defer p.untrackUpstream(upstream)
+	Pipe(client, upstream)
+}
+
+// Pipe relays bytes between a and b until both directions are done, then
+// closes both, by tunnel's rules: a clean EOF is passed on with
+// CloseWrite, an error closes both, and two *net.TCPConn splice.
+func Pipe(a, b net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		relay(upstream, client)
+		relay(b, a)
 	}()
-	relay(client, upstream)
+	relay(a, b)
 	<-done
-	_ = client.Close()
-	_ = upstream.Close()
+	_ = a.Close()
+	_ = b.Close()
 }
 
 // relay copies src to dst. On EOF it half-closes dst; on error it closes

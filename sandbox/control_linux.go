@@ -21,7 +21,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"runtime"
@@ -403,7 +402,7 @@ func (ns *ctlSide) servePublish(l net.Listener, port uint16) {
 				return
 			}
 			defer ns.untrack(in)
-			pipeBoth(c, in)
+			netproxy.Pipe(c, in)
 		}()
 	}
 }
@@ -426,24 +425,6 @@ func (ns *ctlSide) untrack(c net.Conn) {
 	delete(ns.conns, c)
 	ns.mu.Unlock()
 	c.Close()
-}
-
-// pipeBoth copies both ways until both directions have ended.
-func pipeBoth(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			dst.Close()
-		}
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	<-done
 }
 
 // close stops everything: listeners, the proxy, forwarded connections.
