@@ -190,7 +190,8 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			isDir := typ == typeDir
 			full := filepath.Join(dir, pn.Name)
 			if nested && isDir && isStub(filepath.Join(dir, first)) {
-				// Another run's stub: share it, do not build inside it.
+				// Another run's stub (or one gone since the scan): share
+				// it, or make it again; do not build inside it.
 				add(OpStub, filepath.Join(dir, first), true, "protected "+pn.Name+" (another run's stub)")
 				continue
 			}
