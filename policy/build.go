@@ -29,6 +29,7 @@ type Input struct {
 	ClearEnv                  bool
 	PassEnv, SetEnv, UnsetEnv []string
 	Timeout                   time.Duration
+	ObserveFiles              string // --observe-files: "", "writes", "reads" or "all"
 	KeepFDs                   []int
 	Argv                      []string
 	Cwd, Home, Self           string
@@ -204,6 +205,15 @@ func Build(in Input) (*Policy, error) {
 	if in.Timeout < 0 {
 		return nil, fmt.Errorf("--timeout %v: must be positive", in.Timeout)
 	}
+	switch in.ObserveFiles {
+	case "", "writes", "reads", "all":
+	default:
+		return nil, fmt.Errorf("--observe-files %q: use writes, reads or all", in.ObserveFiles)
+	}
+	if in.ObserveFiles != "" && p.WeakerNested {
+		return nil, fmt.Errorf("--observe-files %s needs the full sandbox (its supervisor observes the calls); drop it or --weaker-nested", in.ObserveFiles)
+	}
+	p.ObserveFiles = in.ObserveFiles
 	p.Process = Process{
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs,
 		Home: in.Home, UID: in.UID, GID: in.GID, Self: p.Process.Self,

@@ -26,6 +26,12 @@ type Policy struct {
 	// check); nil when absent.
 	Commands json.RawMessage `json:"commands,omitempty"`
 
+	// ObserveFiles is --observe-files: which file-system calls the
+	// supervisor observes, so that the ones the sandbox refuses are
+	// reported ("writes", "reads", "all"; "" none). It costs a round trip
+	// through the supervisor for every observed call.
+	ObserveFiles string `json:"observeFiles,omitempty"`
+
 	// Process is what to run and how.
 	Process Process `json:"process"`
 

@@ -169,6 +169,7 @@ type ctlSide struct {
 	pl     *Plan
 	col    *violations.Collector
 	unix   *seccomp.UnixAllow
+	files  *fileObserver // --observe-files, or nil
 	notif  *seccomp.Listener
 	proxy  *netproxy.Proxy
 	pubs   []net.Listener
@@ -187,6 +188,10 @@ type ctlSide struct {
 // setting is exit 125 with nothing run.
 func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
 	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
+		// Its ops once the plan is complete (start).
+		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites}
+	}
 	if pl.Seccomp.UnixConnect {
 		ua, err := seccomp.NewUnixAllow(pl.Net.UnixSockets)
 		if err != nil {
@@ -232,6 +237,9 @@ func (ns *ctlSide) start(f *os.File) error {
 		return fmt.Errorf("control socket: %w", err)
 	}
 	ns.ctl = c
+	if ns.files != nil {
+		ns.files.setOps(ns.pl.Mounts)
+	}
 	ns.wg.Add(1)
 	go ns.readLoop()
 	for i, l := range ns.pubs {
@@ -477,6 +485,19 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 			})
 		}
 		return resp
+	}
+	if ns.files != nil {
+		// An observed file call: the kernel decides (Continue); the
+		// observer records it when the sandbox refuses it.
+		if fc, ok, err := seccomp.InspectFile(r); ok {
+			if err == nil {
+				if rec, refused := ns.files.record(r, fc); refused && r.Valid() {
+					rec.Exe = exeOf(r.PID)
+					ns.col.Add(rec)
+				}
+			}
+			return seccomp.Response{Continue: true}
+		}
 	}
 	if r.Syscall == "socket" && (r.Args[0]&0xffffffff == unix.AF_UNIX || r.Args[2]&0xffffffff == unix.IPPROTO_MPTCP) {
 		// Refused, not recorded: glibc tries nscd's socket on every

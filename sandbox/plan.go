@@ -89,7 +89,9 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		// Refused calls are answered by the supervisor, which records
 		// them; the weaker mode (often nested in another sandbox that
 		// may hold the one listener a filter stack can have) does not.
-		Notify: !pl.Weaker,
+		Notify:        !pl.Weaker,
+		ObserveWrites: p.ObserveFiles == "writes" || p.ObserveFiles == "all",
+		ObserveReads:  p.ObserveFiles == "reads" || p.ObserveFiles == "all",
 	}
 	if len(p.Network.AllowUnixSockets) > 0 && !p.Network.AllowAllUnixSockets {
 		if pl.Weaker {

@@ -24,6 +24,19 @@ type Config struct {
 	// socket(2) and socketpair(2): a datagram socket reaches any socket path
 	// with sendto(2), without connect(2). It excludes AllowUnixSockets.
 	UnixConnect bool `json:"unixConnect"`
+	// ObserveWrites sends every file-system call with write intent to
+	// user notification (Notify is required): open, openat and creat
+	// with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC; openat2 (its flags are
+	// in memory the filter cannot read); mkdir, mknod, unlink, rmdir,
+	// rename, link, symlink, chmod, chown and truncate in all their
+	// forms. The supervisor looks at what the call names and answers
+	// Continue: the kernel decides, the observer only reports (see
+	// InspectFile). Each notified call costs a round trip through the
+	// supervisor.
+	ObserveWrites bool `json:"observeWrites"`
+	// ObserveReads sends every open, openat, openat2 and creat to user
+	// notification (Notify is required), whatever its flags.
+	ObserveReads bool `json:"observeReads"`
 }
 
 // Program is a compiled classic-BPF filter, as the kernel reads it

@@ -18,6 +18,9 @@ func Compile(c Config) (Program, error) {
 	if c.UnixConnect && c.AllowUnixSockets {
 		return nil, fmt.Errorf("seccomp: UnixConnect (an allow-list of Unix sockets) and AllowUnixSockets (every Unix socket) exclude each other")
 	}
+	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
+		return nil, fmt.Errorf("seccomp: observing file calls needs Notify (a supervisor that answers)")
+	}
 	p, ok := generated[c]
 	if !ok {
 		return nil, fmt.Errorf("seccomp: this build has no filter for %+v on this architecture (go generate ./seccomp on it)", c)

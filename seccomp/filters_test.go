@@ -131,9 +131,9 @@ func TestEmbeddedFilters(t *testing.T) {
 	)
 	for _, c := range Configs() {
 		p, err := Compile(c)
-		if c.UnixConnect && c.AllowUnixSockets {
+		if (c.UnixConnect && c.AllowUnixSockets) || ((c.ObserveWrites || c.ObserveReads) && !c.Notify) {
 			if err == nil {
-				t.Errorf("%+v: compiled, but the two exclude each other", c)
+				t.Errorf("%+v: compiled, but it is not a valid combination", c)
 			}
 			continue
 		}
@@ -155,7 +155,6 @@ func TestEmbeddedFilters(t *testing.T) {
 		}
 		cases := []tc{
 			{"read", x86_64, unix.SYS_READ, nil, allow},
-			{"openat", x86_64, unix.SYS_OPENAT, nil, allow},
 			{"execve", x86_64, unix.SYS_EXECVE, nil, allow},
 			{"i386 call", i386, 1, nil, kill},
 			{"x32 call", x86_64, unix.SYS_READ | 0x40000000, nil, kill},
@@ -213,6 +212,41 @@ func TestEmbeddedFilters(t *testing.T) {
 			tc{"connect", x86_64, unix.SYS_CONNECT, []uint64{3, 0, 16}, connectWant},
 			tc{"socket inet dgram", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_DGRAM, 0}, dgramWant},
 			tc{"socket inet6 dgram", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, 0}, dgramWant},
+		)
+		// File calls: observed (notified, answered Continue) or allowed.
+		rd, wr := uint32(allow), uint32(allow)
+		if c.ObserveReads {
+			rd = notify
+		}
+		if c.ObserveWrites || c.ObserveReads {
+			wr = notify
+		}
+		wrOnly := uint32(allow) // write calls that are not opens
+		if c.ObserveWrites {
+			wrOnly = notify
+		}
+		cases = append(cases,
+			tc{"openat rdonly", x86_64, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDONLY | unix.O_CLOEXEC}, rd},
+			tc{"open rdonly", x86_64, unix.SYS_OPEN, []uint64{0, unix.O_RDONLY | unix.O_DIRECTORY}, rd},
+			tc{"openat wronly", x86_64, unix.SYS_OPENAT, []uint64{0, 0, unix.O_WRONLY}, wr},
+			tc{"openat rdwr", x86_64, unix.SYS_OPENAT, []uint64{0, 0, unix.O_RDWR | unix.O_CLOEXEC}, wr},
+			tc{"openat creat rdonly", x86_64, unix.SYS_OPENAT, []uint64{0, 0, unix.O_CREAT}, wr},
+			tc{"openat trunc", x86_64, unix.SYS_OPENAT, []uint64{0, 0, unix.O_TRUNC}, wr},
+			tc{"openat wronly high bits", x86_64, unix.SYS_OPENAT, []uint64{0, 0, 1<<32 | unix.O_WRONLY}, wr},
+			tc{"open creat", x86_64, unix.SYS_OPEN, []uint64{0, unix.O_CREAT | unix.O_WRONLY}, wr},
+			tc{"creat", x86_64, unix.SYS_CREAT, nil, wr},
+			tc{"openat2", x86_64, unix.SYS_OPENAT2, nil, wr},
+			tc{"mkdirat", x86_64, unix.SYS_MKDIRAT, nil, wrOnly},
+			tc{"unlinkat", x86_64, unix.SYS_UNLINKAT, nil, wrOnly},
+			tc{"renameat2", x86_64, unix.SYS_RENAMEAT2, nil, wrOnly},
+			tc{"rename", x86_64, unix.SYS_RENAME, nil, wrOnly},
+			tc{"linkat", x86_64, unix.SYS_LINKAT, nil, wrOnly},
+			tc{"symlinkat", x86_64, unix.SYS_SYMLINKAT, nil, wrOnly},
+			tc{"fchmodat", x86_64, unix.SYS_FCHMODAT, nil, wrOnly},
+			tc{"fchownat", x86_64, unix.SYS_FCHOWNAT, nil, wrOnly},
+			tc{"truncate", x86_64, unix.SYS_TRUNCATE, nil, wrOnly},
+			tc{"fchmod (a descriptor)", x86_64, unix.SYS_FCHMOD, nil, allow},
+			tc{"newfstatat", x86_64, unix.SYS_NEWFSTATAT, nil, allow},
 		)
 		for _, k := range cases {
 			if got := runBPF(t, p, k.arch, k.nr, k.args...); got != k.want {

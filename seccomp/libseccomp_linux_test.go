@@ -49,6 +49,9 @@ func compileLibseccomp(c Config) (Program, error) {
 	if c.UnixConnect && c.AllowUnixSockets {
 		return nil, errors.New("seccomp: UnixConnect (an allow-list of Unix sockets) and AllowUnixSockets (every Unix socket) exclude each other")
 	}
+	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
+		return nil, errors.New("seccomp: observing file calls needs Notify (a supervisor that answers)")
+	}
 	// eperm is the action of every deny rule: EPERM from the kernel, or a
 	// user notification that the supervisor answers (Notify).
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
@@ -153,6 +156,9 @@ func compileLibseccomp(c Config) (Program, error) {
 			return nil, err
 		}
 	}
+	if err := observeRules(c, rule, cond); err != nil {
+		return nil, err
+	}
 	// Netlink: route only (getifaddrs); audit, uevents and the rest refused.
 	for proto := uint64(1); proto < 32; proto++ {
 		if err := rule("socket", eperm,
@@ -188,6 +194,57 @@ func compileLibseccomp(c Config) (Program, error) {
 		return nil, err
 	}
 	return append(x32Guard(), prog...), nil
+}
+
+// observedWrites are the path-based calls that create, change or remove
+// something whatever their arguments (Config.ObserveWrites). Calls on a
+// descriptor (fchmod, ftruncate, ...) are not observed: the descriptor was
+// opened, and observed, before.
+var observedWrites = []string{
+	"creat", "openat2",
+	"mkdir", "mkdirat", "mknod", "mknodat", "rmdir", "unlink", "unlinkat",
+	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
+	"chmod", "fchmodat", "fchmodat2", "chown", "lchown", "fchownat", "truncate",
+}
+
+// writeIntent are the open flags that make an open a write.
+var writeIntent = []uint64{unix.O_WRONLY, unix.O_RDWR, unix.O_CREAT, unix.O_TRUNC}
+
+// observeRules adds the user notifications of Config.ObserveWrites and
+// ObserveReads.
+func observeRules(c Config, rule func(string, libseccomp.ScmpAction, ...libseccomp.ScmpCondition) error,
+	cond func(uint, libseccomp.ScmpCompareOp, ...uint64) libseccomp.ScmpCondition) error {
+	notify := libseccomp.ActNotify
+	if c.ObserveReads {
+		for _, name := range []string{"open", "openat", "openat2", "creat"} {
+			if err := rule(name, notify); err != nil {
+				return err
+			}
+		}
+	}
+	if !c.ObserveWrites {
+		return nil
+	}
+	for _, name := range observedWrites {
+		if c.ObserveReads && (name == "creat" || name == "openat2") {
+			continue
+		}
+		if err := rule(name, notify); err != nil {
+			return err
+		}
+	}
+	if c.ObserveReads {
+		return nil
+	}
+	for _, fl := range writeIntent {
+		if err := rule("open", notify, cond(1, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+			return err
+		}
+		if err := rule("openat", notify, cond(2, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // export writes the BPF through a memfd: libseccomp before 2.6 has no

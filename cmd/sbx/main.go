@@ -95,6 +95,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
+	fs.StringVar(&in.ObserveFiles, "observe-files", "", "")
 	fs.BoolVar(&in.ClearEnv, "clear-env", false, "")
 	fs.Var(&passEnv, "pass-env", "")
 	fs.Var(&setEnv, "set-env", "")
@@ -274,6 +275,9 @@ Violations:
   --violations-fd N          write them to descriptor N
   --violations-format F      json (default), text or github
   --quiet-violations         no summary on stderr
+  --observe-files WHAT       also report refused file writes, reads or all
+                             (writes|reads|all); costs a supervisor round
+                             trip on every observed call (see README)
   --fail-on-violation        exit 123 if the command succeeded but something was refused
 Environment:
   --clear-env  --pass-env NAME  --set-env K=V  --unset-env NAME   (NAME may be a glob)

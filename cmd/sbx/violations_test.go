@@ -246,14 +246,21 @@ func TestCleanGoBuildNoRecords(t *testing.T) {
 		"GOROOT=" + strings.TrimSpace(string(goroot)), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
 		"CGO_ENABLED=0", "GOTELEMETRY=off",
 	}
-	r := sbx(t, runOpts{dir: w, env: env}, "--violations", vf, "--fail-on-violation", "--allow-write", w, "--allow-write", cache,
-		"--", "/bin/sh", "-c", "go build -o app . && ./app && go test -count=1 .")
-	wantCode(t, r, 0)
-	if !strings.Contains(r.stdout, "5\n") || !strings.Contains(r.stdout, "ok") {
-		t.Fatalf("go build/test: %s", r)
-	}
-	if recs := readRecords(t, vf); len(recs) != 0 {
-		t.Fatalf("a clean run made records: %+v", recs)
+	// Also with every file call observed: the observer must not take
+	// the build's ordinary calls (and its ordinary failures: probing
+	// for missing files, EEXIST) for refusals.
+	for _, extra := range [][]string{nil, {"--observe-files", "all"}} {
+		os.Remove(vf)
+		args := append(append([]string{"--violations", vf, "--fail-on-violation", "--allow-write", w, "--allow-write", cache}, extra...),
+			"--", "/bin/sh", "-c", "go build -o app . && ./app && go test -count=1 .")
+		r := sbx(t, runOpts{dir: w, env: env}, args...)
+		wantCode(t, r, 0)
+		if !strings.Contains(r.stdout, "5\n") || !strings.Contains(r.stdout, "ok") {
+			t.Fatalf("%q go build/test: %s", extra, r)
+		}
+		if recs := readRecords(t, vf); len(recs) != 0 {
+			t.Fatalf("%q: a clean run made records: %+v", extra, recs)
+		}
 	}
 }
 

@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/seccomp"
+	"github.com/sbx-sh/sbx/violations"
+	"golang.org/x/sys/unix"
+)
+
+// fileObserver turns observed file-system calls (--observe-files) into
+// records for the ones the sandbox refuses. The kernel decides each call
+// (the observer answers Continue); the observer predicts, from what the
+// call names in the command's view, whether the mount view refuses it:
+//
+//   - a write, create, remove or replace on a read-only mount (EROFS);
+//   - a remove or replace of a mount point (EBUSY): protected paths and
+//     the directories pinned above them;
+//   - anything inside, or opening, a masked path (denyRead: EACCES).
+//
+// Refusals the mount view does not make — permissions (EACCES on a file
+// the user cannot write), a missing parent (ENOENT), an existing name
+// (EEXIST) — are the kernel's ordinary answers, not sbx's, and are not
+// recorded. Landlock enforces the same policy as the mount view behind
+// it, so a call the mount view lets through is not refused by it either.
+type fileObserver struct {
+	// reads and writes say which refusals to record (--observe-files):
+	// with reads only, the filter also notifies opens for writing.
+	reads, writes bool
+	// ops are the mount plan's ops, sorted by path.
+	ops []ns.Op
+}
+
+// setOps takes the complete mount plan (before any notification).
+func (o *fileObserver) setOps(mp ns.MountPlan) {
+	ops := append([]ns.Op(nil), mp.Ops...)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Path < ops[j].Path })
+	o.ops = ops
+}
+
+// cover is the op deciding path p: the deepest op at p or above it.
+func (o *fileObserver) cover(p string) (ns.Op, bool) {
+	var best ns.Op
+	found := false
+	for _, op := range o.ops {
+		if op.Path == p || strings.HasPrefix(p, strings.TrimSuffix(op.Path, "/")+"/") {
+			if !found || len(op.Path) >= len(best.Path) {
+				best, found = op, true
+			}
+		}
+	}
+	return best, found
+}
+
+// masked reports whether p is a masked path or inside one (and not
+// re-opened below it), with the op that masks it.
+func (o *fileObserver) masked(p string) (ns.Op, bool) {
+	if p == "" {
+		return ns.Op{}, false
+	}
+	op, ok := o.cover(p)
+	return op, ok && op.Kind == ns.OpMask
+}
+
+// record is the denial for fc, if the sandbox refuses it.
+func (o *fileObserver) record(r *seccomp.Request, fc *seccomp.FileCall) (violations.Record, bool) {
+	isOpen := fc.Syscall == "open" || fc.Syscall == "openat" || fc.Syscall == "openat2" || fc.Syscall == "creat"
+	if len(fc.Names) == 2 {
+		// A rename across mounts fails with EXDEV before anything else
+		// is checked (a link checks its new name first): the kernel's
+		// answer, not a refusal.
+		a, b := fc.Names[0], fc.Names[1]
+		if a.Err == nil && b.Err == nil && a.ParentMountID != 0 && a.ParentMountID != b.ParentMountID {
+			return violations.Record{}, false
+		}
+	}
+	for _, n := range fc.Names {
+		if (n.Effect == seccomp.EffectRead && !o.reads) || (n.Effect != seccomp.EffectRead && !o.writes) {
+			continue
+		}
+		why, at, ok := o.refused(n, isOpen)
+		if !ok {
+			continue
+		}
+		kind := violations.KindFileWrite
+		if n.Effect == seccomp.EffectRead {
+			kind = violations.KindFileRead
+		}
+		resolved := n.Resolved
+		if resolved == "" {
+			resolved = n.Abs
+		}
+		rule := "filesystem: writes only under allowWrite and /tmp"
+		if op, found := o.cover(at); found && (why != "read-only" || op.Protected || op.Why == "denyWrite") {
+			rule = op.Why + ": " + op.Path
+		}
+		detail := n.Effect.String() + ": " + why
+		if isOpen {
+			detail += " (" + openFlags(fc.Flags) + ")"
+		}
+		return violations.Record{
+			Kind: kind, Source: violations.SourceObserver,
+			PID: r.PID, Syscall: fc.Syscall,
+			Path: n.Path, Resolved: resolved,
+			Detail: detail, Rule: rule,
+		}, true
+	}
+	return violations.Record{}, false
+}
+
+// refused predicts whether the mount view refuses n, why, and the path
+// whose op decided.
+func (o *fileObserver) refused(n seccomp.FileName, isOpen bool) (why, at string, ok bool) {
+	if n.Err != nil {
+		// The parent could not be reached: refused by sbx only when a
+		// mask is on the way.
+		if errors.Is(n.Err, unix.EACCES) {
+			if op, m := o.masked(n.Abs); m {
+				return "masked", op.Path, true
+			}
+		}
+		return "", "", false
+	}
+	if op, m := o.masked(n.Resolved); m {
+		// Inside a mask the command cannot even look up a name (only
+		// a root supervisor can); the mask itself cannot be opened. A
+		// mask's own name is a mount point on a read-only parent: the
+		// checks below.
+		if n.Resolved != op.Path || n.Effect == seccomp.EffectRead || n.Effect == seccomp.EffectWrite {
+			return "masked", op.Path, true
+		}
+	}
+	typ := n.Mode & unix.S_IFMT
+	special := typ == unix.S_IFCHR || typ == unix.S_IFBLK || typ == unix.S_IFIFO || typ == unix.S_IFSOCK
+	switch n.Effect {
+	case seccomp.EffectWrite:
+		if !n.Missing && n.ReadOnly && !(isOpen && special) {
+			return "read-only", n.Resolved, true
+		}
+	case seccomp.EffectCreate:
+		if n.Missing && n.ParentReadOnly {
+			return "read-only", n.Resolved, true
+		}
+	case seccomp.EffectRemove:
+		if !n.Missing && n.MountRoot {
+			return "mount point", n.Resolved, true
+		}
+		if !n.Missing && n.ParentReadOnly {
+			return "read-only", n.Resolved, true
+		}
+	case seccomp.EffectReplace:
+		if !n.Missing && n.MountRoot {
+			return "mount point", n.Resolved, true
+		}
+		if n.ParentReadOnly {
+			return "read-only", n.Resolved, true
+		}
+	}
+	return "", "", false
+}
+
+// openFlags names an open's access mode and the flags that matter here.
+func openFlags(f uint64) string {
+	var parts []string
+	switch f & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		parts = append(parts, "O_RDONLY")
+	case unix.O_WRONLY:
+		parts = append(parts, "O_WRONLY")
+	default:
+		parts = append(parts, "O_RDWR")
+	}
+	for _, fl := range []struct {
+		bit  uint64
+		name string
+	}{{unix.O_CREAT, "O_CREAT"}, {unix.O_EXCL, "O_EXCL"}, {unix.O_TRUNC, "O_TRUNC"}, {unix.O_APPEND, "O_APPEND"}, {unix.O_DIRECTORY, "O_DIRECTORY"}, {unix.O_NOFOLLOW, "O_NOFOLLOW"}} {
+		if f&fl.bit != 0 {
+			parts = append(parts, fl.name)
+		}
+	}
+	return strings.Join(parts, "|")
+}

@@ -1,0 +1,309 @@
+package seccomp
+
+import (
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Effect is what a file-system call does to one of the names it is given.
+type Effect uint8
+
+const (
+	// EffectRead reads the object (an open without write intent).
+	EffectRead Effect = iota
+	// EffectWrite changes the object: an open for writing or truncating,
+	// chmod, chown, truncate.
+	EffectWrite
+	// EffectCreate adds the name to its parent directory (mkdir, mknod,
+	// symlink, the new name of link, an O_CREAT open of a missing name).
+	EffectCreate
+	// EffectRemove takes the name out of its parent directory (unlink,
+	// rmdir, the old name of rename).
+	EffectRemove
+	// EffectReplace puts something at the name, replacing what is there
+	// if anything (the new name of rename).
+	EffectReplace
+)
+
+func (e Effect) String() string {
+	return [...]string{"read", "write", "create", "remove", "replace"}[e]
+}
+
+// FileCall is a notified file-system call (Config.ObserveWrites,
+// ObserveReads), decoded, with every name it is given looked up in the
+// caller's view of the filesystem. InspectFile only looks: it changes
+// nothing and decides nothing, and what it saw can differ from what the
+// kernel meets when the call then runs (another thread or process may
+// rename or create in between). It is for reporting, never for a
+// security decision.
+type FileCall struct {
+	Syscall string
+	Flags   uint64 // the open flags of an open, openat, openat2 or creat
+	Names   []FileName
+}
+
+// FileName is one name a call is given, as the caller's view resolves it.
+type FileName struct {
+	// Path is the name as the command gave it; Abs is Path made absolute
+	// against the call's base directory (the working directory, or the
+	// directory descriptor), lexically, without resolving symbolic links.
+	Path, Abs string
+	Effect    Effect
+	// Resolved is where the name leads in the caller's view: the object,
+	// or, when it is missing, its parent directory joined with the last
+	// element. Empty when the parent could not be reached (Err).
+	Resolved string
+	Missing  bool   // the last element does not exist
+	Mode     uint32 // the object's st_mode (0 when Missing)
+	// ReadOnly: the object is on a read-only mount; ParentReadOnly: its
+	// parent directory is. MountRoot: the object is a mount point (a
+	// rename or unlink of it fails with EBUSY).
+	ReadOnly, ParentReadOnly, MountRoot bool
+	// ParentMountID identifies the parent's mount: rename fails with
+	// EXDEV across mounts.
+	ParentMountID uint64
+	// Err is why the parent directory could not be reached (EACCES in a
+	// directory that cannot be searched, ENOENT, ...), or nil.
+	Err error
+}
+
+// fileArgs says where a call's names are: for each, the argument index of
+// the directory descriptor (-1: AT_FDCWD), of the path, and its effect;
+// nofollow when the last element is not followed.
+type fileArg struct {
+	dirfd, path int
+	effect      Effect
+	nofollow    bool
+}
+
+const (
+	atSymlinkNofollow = 0x100  // AT_SYMLINK_NOFOLLOW
+	atEmptyPath       = 0x1000 // AT_EMPTY_PATH
+	atRemovedir       = 0x200  // AT_REMOVEDIR
+)
+
+// InspectFile decodes r, a notified file-system call, and looks up each
+// name it is given in the caller's view (through /proc/PID/root and cwd,
+// as UnixAllow.Connect does). ok is false when r is not a file-system
+// call sbx observes. Check r.Valid after it, as for any read through the
+// PID.
+func InspectFile(r *Request) (fc *FileCall, ok bool, err error) {
+	fc = &FileCall{Syscall: r.Syscall}
+	a := r.Args
+	var args []fileArg
+	openArgs := func(dirfd, p int, flags uint64) {
+		fc.Flags = flags
+		e := EffectRead
+		if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
+			e = EffectWrite
+		}
+		args = []fileArg{{dirfd, p, e, flags&unix.O_NOFOLLOW != 0 || flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL}}
+	}
+	switch r.Syscall {
+	case "open":
+		openArgs(-1, 0, a[1]&0xffffffff)
+	case "openat":
+		openArgs(0, 1, a[2]&0xffffffff)
+	case "creat":
+		openArgs(-1, 0, unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC)
+	case "openat2":
+		var b [8]byte
+		if n, err := ReadMem(r.PID, uintptr(a[2]), b[:]); err != nil || n < 8 || a[3] < 8 {
+			return nil, true, errors.New("openat2: unreadable open_how")
+		}
+		openArgs(0, 1, uint64(b[0])|uint64(b[1])<<8|uint64(b[2])<<16|uint64(b[3])<<24|
+			uint64(b[4])<<32|uint64(b[5])<<40|uint64(b[6])<<48|uint64(b[7])<<56)
+	case "mkdir", "mknod":
+		args = []fileArg{{-1, 0, EffectCreate, true}}
+	case "mkdirat", "mknodat":
+		args = []fileArg{{0, 1, EffectCreate, true}}
+	case "unlink", "rmdir":
+		args = []fileArg{{-1, 0, EffectRemove, true}}
+	case "unlinkat":
+		args = []fileArg{{0, 1, EffectRemove, true}}
+	case "rename":
+		args = []fileArg{{-1, 0, EffectRemove, true}, {-1, 1, EffectReplace, true}}
+	case "renameat", "renameat2":
+		args = []fileArg{{0, 1, EffectRemove, true}, {2, 3, EffectReplace, true}}
+	case "link":
+		args = []fileArg{{-1, 1, EffectCreate, true}}
+	case "linkat":
+		args = []fileArg{{2, 3, EffectCreate, true}}
+	case "symlink":
+		args = []fileArg{{-1, 1, EffectCreate, true}}
+	case "symlinkat":
+		args = []fileArg{{1, 2, EffectCreate, true}}
+	case "chmod", "chown", "truncate":
+		args = []fileArg{{-1, 0, EffectWrite, false}}
+	case "lchown":
+		args = []fileArg{{-1, 0, EffectWrite, true}}
+	case "fchmodat":
+		args = []fileArg{{0, 1, EffectWrite, false}}
+	case "fchmodat2":
+		args = []fileArg{{0, 1, EffectWrite, a[3]&atSymlinkNofollow != 0}}
+	case "fchownat":
+		args = []fileArg{{0, 1, EffectWrite, a[4]&atSymlinkNofollow != 0}}
+	default:
+		return nil, false, nil
+	}
+	var v *view
+	defer func() {
+		if v != nil {
+			v.close()
+		}
+	}()
+	for _, fa := range args {
+		p, err := ReadString(r.PID, uintptr(a[fa.path]), unix.PathMax)
+		if err != nil {
+			return nil, true, err
+		}
+		dirfd := -100 // AT_FDCWD
+		if fa.dirfd >= 0 {
+			dirfd = int(int32(a[fa.dirfd]))
+		}
+		if v == nil {
+			if v, err = openView(r.PID, true); err != nil {
+				return nil, true, err
+			}
+		}
+		n := v.inspect(r.PID, dirfd, p, fa.nofollow)
+		n.Effect = fa.effect
+		if fc.Flags&unix.O_CREAT != 0 && (n.Missing || fc.Flags&unix.O_EXCL != 0) {
+			// An O_CREAT open creates a missing name; with O_EXCL it
+			// fails on an existing one (EEXIST), so it never opens one.
+			n.Effect = EffectCreate
+		}
+		fc.Names = append(fc.Names, n)
+	}
+	return fc, true, nil
+}
+
+// inspect looks up p, relative to dirfd of process pid, in the view.
+func (v *view) inspect(pid, dirfd int, p string, nofollow bool) FileName {
+	n := FileName{Path: p}
+	base := ""
+	switch {
+	case strings.HasPrefix(p, "/"):
+	case dirfd == -100:
+		base, _ = v.cwdInRoot()
+		if base == "" && v.cwdLink != "" {
+			base = v.cwdLink
+		}
+	default:
+		base = v.fdPath(pid, dirfd)
+	}
+	if base == "" && !strings.HasPrefix(p, "/") {
+		base = "/"
+	}
+	n.Abs = path.Clean(base + "/" + p)
+	if p == "" {
+		p = base // AT_EMPTY_PATH: the descriptor itself
+	} else if !strings.HasPrefix(p, "/") {
+		p = base + "/" + p
+	}
+	// The parent: everything before the last element, followed.
+	trimmed := strings.TrimRight(p, "/")
+	dir, last := "/", ""
+	if i := strings.LastIndexByte(trimmed, '/'); i >= 0 {
+		dir, last = trimmed[:i+1], trimmed[i+1:]
+	}
+	if last == "" || last == "." || last == ".." {
+		dir, last = trimmed, ""
+		if dir == "" {
+			dir = "/"
+		}
+	}
+	pfd, err := v.openat(v.root, dir, unix.O_DIRECTORY)
+	if err != nil {
+		n.Err = err
+		return n
+	}
+	defer unix.Close(pfd)
+	n.ParentReadOnly = readOnly(pfd)
+	n.ParentMountID = mountID(pfd)
+	if last == "" {
+		n.Resolved = v.name(pfd)
+		v.describe(&n, pfd)
+		return n
+	}
+	var fl uint64
+	if nofollow {
+		fl = unix.O_NOFOLLOW
+	}
+	fd, err := v.openat(v.root, p, fl)
+	if err != nil {
+		parent := v.name(pfd)
+		n.Resolved = strings.TrimSuffix(parent, "/") + "/" + last
+		if err == unix.ENOENT {
+			n.Missing = true
+		} else {
+			n.Err = err
+		}
+		return n
+	}
+	defer unix.Close(fd)
+	n.Resolved = v.name(fd)
+	v.describe(&n, fd)
+	return n
+}
+
+// describe fills in what fd's object is.
+func (v *view) describe(n *FileName, fd int) {
+	var sx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE, &sx) == nil {
+		n.Mode = uint32(sx.Mode)
+		n.MountRoot = sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	}
+	n.ReadOnly = readOnly(fd)
+}
+
+// mountID is the ID of fd's mount (0 if unknown).
+func mountID(fd int) uint64 {
+	var sx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &sx) != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0
+	}
+	return sx.Mnt_id
+}
+
+// readOnly reports whether fd's mount is read-only.
+func readOnly(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}
+
+// fdPath is the path, in the view, of the process's descriptor fd, when it
+// names a directory reachable from the root.
+func (v *view) fdPath(pid, fd int) string {
+	link := "/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd)
+	s, err := readlink(link)
+	if err != nil || !strings.HasPrefix(s, "/") {
+		return ""
+	}
+	if v.rootLink != "" && v.rootLink != "/" {
+		rest, ok := strings.CutPrefix(s, v.rootLink)
+		if !ok || (rest != "" && rest[0] != '/') {
+			return ""
+		}
+		s = "/" + strings.TrimPrefix(rest, "/")
+	}
+	return s
+}
+
+func readlink(p string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlink(p, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
