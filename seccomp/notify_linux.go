@@ -43,6 +43,10 @@ const (
 	ioctlNotifRecv    = unix.SECCOMP_IOCTL_NOTIF_RECV // _IOWR('!', 0, struct seccomp_notif)
 	ioctlNotifSend    = unix.SECCOMP_IOCTL_NOTIF_SEND // _IOWR('!', 1, struct seccomp_notif_resp)
 	ioctlNotifIDValid = 0x40082102                    // _IOW('!', 2, __u64)
+	// SECCOMP_IOCTL_NOTIF_SET_FLAGS (_IOW('!', 4, __u64); the flags are
+	// the argument itself) and SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP.
+	ioctlNotifSetFlags = 0x40082104
+	notifFDSyncWakeUp  = 1
 )
 
 var notifSizes = sync.OnceValue(func() seccompNotifSizes {
@@ -163,6 +167,10 @@ func NewListener(f *os.File) *Listener {
 		l.err = fmt.Errorf("seccomp: listener: %w", err)
 		return l
 	}
+	// The caller waits for each answer: wake the receiver on the
+	// caller's CPU, and the caller on the receiver's (Linux 6.6; older
+	// kernels refuse the flag and keep the ordinary wake-ups).
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(nfd), ioctlNotifSetFlags, notifFDSyncWakeUp)
 	l.f = os.NewFile(uintptr(nfd), "seccomp-notify")
 	if l.rc, err = l.f.SyscallConn(); err != nil {
 		l.f.Close()
@@ -319,11 +327,13 @@ func (l *Listener) Close() error {
 }
 
 // Serve receives notifications until l is closed or no task uses the
-// filter any more (then it returns nil), and answers each with h, called
-// in its own goroutine (a handler may block, e.g. in connect(2), without
-// holding up the others; there is at most one pending notification per
-// target thread). A panic in h is answered EPERM. Serve returns after
-// every handler has returned.
+// filter any more (then it returns nil), and answers each with h. A
+// connect(2) is handled in its own goroutine (its handler may block in
+// connect without holding up the others; there is at most one pending
+// notification per target thread); every other call is handled on the
+// receiving goroutine, which saves a goroutine hand-off per call on the
+// hot path of observed file calls, so h must not block on those. A panic
+// in h is answered EPERM. Serve returns after every handler has returned.
 func Serve(l *Listener, h func(*Request) Response) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -338,9 +348,7 @@ func Serve(l *Listener, h func(*Request) Response) error {
 		default:
 			return err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		answer := func() {
 			resp := Response{Errno: unix.EPERM}
 			func() {
 				defer func() { _ = recover() }()
@@ -349,6 +357,15 @@ func Serve(l *Listener, h func(*Request) Response) error {
 			// ENOENT: the target is gone or was interrupted; ErrClosed:
 			// the kernel answers ENOSYS itself. Nothing to do either way.
 			_ = l.Respond(r.ID, resp.Val, resp.Errno, resp.Continue)
+		}
+		if r.Syscall != "connect" {
+			answer()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answer()
 		}()
 	}
 }
