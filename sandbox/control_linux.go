@@ -190,7 +190,7 @@ func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
 	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
-		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites}
+		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites, fi: seccomp.NewFileInspector()}
 	}
 	if pl.Seccomp.UnixConnect {
 		ua, err := seccomp.NewUnixAllow(pl.Net.UnixSockets)
@@ -469,6 +469,9 @@ func (ns *ctlSide) doClose() {
 		ns.ctl.Close()
 	}
 	ns.wg.Wait()
+	if ns.files != nil {
+		ns.files.fi.Close()
+	}
 }
 
 // answer decides one seccomp notification: a connect(2) under the Unix
@@ -489,7 +492,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 	if ns.files != nil {
 		// An observed file call: the kernel decides (Continue); the
 		// observer records it when the sandbox refuses it.
-		if fc, ok, err := seccomp.InspectFile(r); ok {
+		if fc, ok, err := ns.files.fi.Inspect(r); ok {
 			if err == nil {
 				if rec, refused := ns.files.record(r, fc); refused && r.Valid() {
 					rec.Exe = exeOf(r.PID)

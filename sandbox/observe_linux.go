@@ -32,6 +32,7 @@ type fileObserver struct {
 	reads, writes bool
 	// ops are the mount plan's ops, sorted by path.
 	ops []ns.Op
+	fi  *seccomp.FileInspector
 }
 
 // setOps takes the complete mount plan (before any notification).

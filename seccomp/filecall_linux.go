@@ -2,9 +2,11 @@ package seccomp
 
 import (
 	"errors"
+	"os"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,17 +83,54 @@ type fileArg struct {
 }
 
 const (
-	atSymlinkNofollow = 0x100  // AT_SYMLINK_NOFOLLOW
-	atEmptyPath       = 0x1000 // AT_EMPTY_PATH
-	atRemovedir       = 0x200  // AT_REMOVEDIR
+	atSymlinkNofollow = 0x100 // AT_SYMLINK_NOFOLLOW
 )
 
-// InspectFile decodes r, a notified file-system call, and looks up each
-// name it is given in the caller's view (through /proc/PID/root and cwd,
-// as UnixAllow.Connect does). ok is false when r is not a file-system
-// call sbx observes. Check r.Valid after it, as for any read through the
-// PID.
-func InspectFile(r *Request) (fc *FileCall, ok bool, err error) {
+// FileInspector looks up the names of notified file-system calls in the
+// sandbox's view. Every process of one sandbox has the same root (the
+// filter refuses chroot, pivot_root, setns and new mount namespaces), so
+// the inspector opens it once, through the first caller's /proc/PID/root,
+// and keeps it; working directories and directory descriptors are read
+// through /proc/TID/cwd and /proc/TID/fd/N on each call.
+type FileInspector struct {
+	mu       sync.Mutex
+	root     int // -1 until the first call
+	rootLink string
+}
+
+// NewFileInspector returns an inspector for one sandbox's calls.
+func NewFileInspector() *FileInspector { return &FileInspector{root: -1} }
+
+// Close releases the root.
+func (fi *FileInspector) Close() {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	if fi.root >= 0 {
+		unix.Close(fi.root)
+		fi.root = -1
+	}
+}
+
+func (fi *FileInspector) view(pid int) (*view, error) {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	if fi.root < 0 {
+		proc := "/proc/" + strconv.Itoa(pid)
+		fd, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		fi.root = fd
+		fi.rootLink, _ = os.Readlink(proc + "/root")
+	}
+	return &view{root: fi.root, cwd: -1, rootLink: fi.rootLink}, nil
+}
+
+// Inspect decodes r, a notified file-system call, and looks up each name
+// it is given in the caller's view (openat2 with RESOLVE_IN_ROOT, as
+// UnixAllow.Connect does). ok is false when r is not a file-system call
+// sbx observes. Check r.Valid after it, as for any read through the PID.
+func (fi *FileInspector) Inspect(r *Request) (fc *FileCall, ok bool, err error) {
 	fc = &FileCall{Syscall: r.Syscall}
 	a := r.Args
 	var args []fileArg
@@ -150,12 +189,10 @@ func InspectFile(r *Request) (fc *FileCall, ok bool, err error) {
 	default:
 		return nil, false, nil
 	}
-	var v *view
-	defer func() {
-		if v != nil {
-			v.close()
-		}
-	}()
+	v, err := fi.view(r.PID)
+	if err != nil {
+		return nil, true, err
+	}
 	for _, fa := range args {
 		p, err := ReadString(r.PID, uintptr(a[fa.path]), unix.PathMax)
 		if err != nil {
@@ -165,12 +202,7 @@ func InspectFile(r *Request) (fc *FileCall, ok bool, err error) {
 		if fa.dirfd >= 0 {
 			dirfd = int(int32(a[fa.dirfd]))
 		}
-		if v == nil {
-			if v, err = openView(r.PID, true); err != nil {
-				return nil, true, err
-			}
-		}
-		n := v.inspect(r.PID, dirfd, p, fa.nofollow)
+		n := v.inspect(r.PID, dirfd, p, fa.nofollow, len(args) == 2)
 		n.Effect = fa.effect
 		if fc.Flags&unix.O_CREAT != 0 && (n.Missing || fc.Flags&unix.O_EXCL != 0) {
 			// An O_CREAT open creates a missing name; with O_EXCL it
@@ -182,29 +214,39 @@ func InspectFile(r *Request) (fc *FileCall, ok bool, err error) {
 	return fc, true, nil
 }
 
-// inspect looks up p, relative to dirfd of process pid, in the view.
-func (v *view) inspect(pid, dirfd int, p string, nofollow bool) FileName {
+// errNoBase: a relative name whose base directory the supervisor cannot
+// place in the view (a descriptor or working directory outside the
+// root, or removed). Such a name is not judged: better no record than a
+// wrong one.
+var errNoBase = errors.New("the base directory is not reachable from the root")
+
+// inspect looks up p, relative to dirfd of process pid, in the view;
+// mounts asks for ParentMountID. Resolved is filled in only where the
+// mount view may refuse (a read-only mount or a mount point, on the
+// name or its parent; masks are read-only mounts): the common case, a
+// name in a writable place, costs no readlink.
+func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool) FileName {
 	n := FileName{Path: p}
+	if p == "" {
+		n.Err = unix.ENOENT // what the kernel answers (AT_EMPTY_PATH calls act on a descriptor: not observed)
+		return n
+	}
 	base := ""
 	switch {
 	case strings.HasPrefix(p, "/"):
 	case dirfd == -100:
-		base, _ = v.cwdInRoot()
-		if base == "" && v.cwdLink != "" {
-			base = v.cwdLink
-		}
+		base = v.procPath(pid, "cwd")
 	default:
-		base = v.fdPath(pid, dirfd)
+		base = v.procPath(pid, "fd/"+strconv.Itoa(dirfd))
 	}
 	if base == "" && !strings.HasPrefix(p, "/") {
-		base = "/"
+		n.Err = errNoBase
+		return n
 	}
-	n.Abs = path.Clean(base + "/" + p)
-	if p == "" {
-		p = base // AT_EMPTY_PATH: the descriptor itself
-	} else if !strings.HasPrefix(p, "/") {
-		p = base + "/" + p
+	if !strings.HasPrefix(p, "/") {
+		p = strings.TrimSuffix(base, "/") + "/" + p
 	}
+	n.Abs = path.Clean(p)
 	// The parent: everything before the last element, followed.
 	trimmed := strings.TrimRight(p, "/")
 	dir, last := "/", ""
@@ -224,10 +266,14 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow bool) FileName {
 	}
 	defer unix.Close(pfd)
 	n.ParentReadOnly = readOnly(pfd)
-	n.ParentMountID = mountID(pfd)
+	if mounts {
+		n.ParentMountID = mountID(pfd)
+	}
 	if last == "" {
-		n.Resolved = v.name(pfd)
 		v.describe(&n, pfd)
+		if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
+			n.Resolved = v.name(pfd)
+		}
 		return n
 	}
 	var fl uint64
@@ -236,8 +282,9 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow bool) FileName {
 	}
 	fd, err := v.openat(v.root, p, fl)
 	if err != nil {
-		parent := v.name(pfd)
-		n.Resolved = strings.TrimSuffix(parent, "/") + "/" + last
+		if n.ParentReadOnly {
+			n.Resolved = strings.TrimSuffix(v.name(pfd), "/") + "/" + last
+		}
 		if err == unix.ENOENT {
 			n.Missing = true
 		} else {
@@ -246,8 +293,10 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow bool) FileName {
 		return n
 	}
 	defer unix.Close(fd)
-	n.Resolved = v.name(fd)
 	v.describe(&n, fd)
+	if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
+		n.Resolved = v.name(fd)
+	}
 	return n
 }
 
@@ -276,11 +325,12 @@ func readOnly(fd int) bool {
 	return unix.Fstatfs(fd, &st) == nil && st.Flags&unix.ST_RDONLY != 0
 }
 
-// fdPath is the path, in the view, of the process's descriptor fd, when it
-// names a directory reachable from the root.
-func (v *view) fdPath(pid, fd int) string {
-	link := "/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd)
-	s, err := readlink(link)
+// procPath is the path, in the view, of the directory /proc/TID/WHAT
+// links to (the working directory, or a directory descriptor), with a
+// trailing slash; "" when it is not a path under the root (a removed
+// directory reads "/x (deleted)" and then fails to resolve: no record).
+func (v *view) procPath(pid int, what string) string {
+	s, err := readlink("/proc/" + strconv.Itoa(pid) + "/" + what)
 	if err != nil || !strings.HasPrefix(s, "/") {
 		return ""
 	}
@@ -291,7 +341,7 @@ func (v *view) fdPath(pid, fd int) string {
 		}
 		s = "/" + strings.TrimPrefix(rest, "/")
 	}
-	return s
+	return strings.TrimSuffix(s, "/") + "/"
 }
 
 func readlink(p string) (string, error) {

@@ -1,8 +1,9 @@
 //go:build linux
 
 // Command reportcost measures what violation reporting costs on
-// file-heavy work that stays inside its policy: sbx with --violations
-// against sbx without, interleaved round by round, medians.
+// file-heavy work that stays inside its policy: sbx with --violations,
+// and with --observe-files writes and all, against sbx without,
+// interleaved round by round, medians.
 //
 //	CGO_ENABLED=0 go build -o bin/sbx ./cmd/sbx && go run ./bench/reportcost -sbx bin/sbx -n 7
 //
@@ -65,38 +66,51 @@ func main() {
 			goBin + " build -o app . && " + goBin + " test -count=1 . > /dev/null"}},
 	}
 	vf := filepath.Join(work, "v.jsonl")
-	fmt.Printf("| workload | sbx median s | sbx --violations median s | overhead | records |\n|---|---|---|---|---|\n")
+	variants := []struct {
+		name  string
+		flags []string
+	}{
+		{"sbx", nil},
+		{"--violations", []string{"--violations", vf}},
+		{"--observe-files writes", []string{"--violations", vf, "--observe-files", "writes"}},
+		{"--observe-files all", []string{"--violations", vf, "--observe-files", "all"}},
+	}
+	fmt.Printf("| workload |")
+	for _, v := range variants {
+		fmt.Printf(" %s median s |", v.name)
+	}
+	fmt.Printf(" records |\n|---|")
+	for range variants {
+		fmt.Printf("---|")
+	}
+	fmt.Printf("---|\n")
 	for _, w := range loads {
-		var plain, rep []float64
+		times := make([][]float64, len(variants))
 		for i := 0; i <= *n; i++ { // round 0 warms up
-			for _, withReport := range []bool{false, true} {
-				args := w.args
-				if withReport {
-					args = append([]string{"--violations", vf}, args...)
-				}
-				cmd := exec.Command(abs, args...)
+			for j, v := range variants {
+				cmd := exec.Command(abs, append(append([]string{}, v.flags...), w.args...)...)
 				cmd.Dir, cmd.Env = w.dir, w.env
 				start := time.Now()
 				o, err := cmd.CombinedOutput()
 				d := time.Since(start).Seconds()
 				if err != nil {
-					fmt.Fprintf(os.Stderr, "%s: %v\n%s", w.name, err, o)
+					fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", w.name, v.name, err, o)
 					os.Exit(1)
 				}
-				if i == 0 {
-					continue
-				}
-				if withReport {
-					rep = append(rep, d)
-				} else {
-					plain = append(plain, d)
+				if i > 0 {
+					times[j] = append(times[j], d)
 				}
 			}
 		}
 		b, _ := os.ReadFile(vf)
 		recs := strings.Count(string(b), "\n")
-		p, r := bench.Median(plain), bench.Median(rep)
-		fmt.Printf("| %s | %.3f | %.3f | %+.1f%% | %d |\n", w.name, p, r, (r/p-1)*100, recs)
+		base := bench.Median(times[0])
+		fmt.Printf("| %s | %.3f |", w.name, base)
+		for _, t := range times[1:] {
+			m := bench.Median(t)
+			fmt.Printf(" %.3f (%+.1f%%) |", m, (m/base-1)*100)
+		}
+		fmt.Printf(" %d |\n", recs)
 		os.Remove(vf)
 	}
 }

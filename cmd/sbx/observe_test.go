@@ -192,3 +192,22 @@ func b2i(b bool) int {
 func TestObserveFilesBadInput(t *testing.T) {
 	wantRefused(t, []string{"--observe-files", "everything"}, []string{"--observe-files", "all", "--weaker-nested"})
 }
+
+// TestObserveFilesNotSeen checks the README's "not recorded" column for
+// reads: a stat, an access check and an exec of a masked path fail in
+// the command, and make no record even under --observe-files all (they
+// are not opens). If sbx starts to observe them, update the README.
+func TestObserveFilesNotSeen(t *testing.T) {
+	w, o := observeSetup(t)
+	vf := filepath.Join(t.TempDir(), "v.jsonl")
+	key := filepath.Join(o, "secret", "key")
+	r := sh(t, runOpts{dir: w}, `stat "`+key+`" >/dev/null 2>&1 && echo stat-ok; test -e "`+key+`" && echo exists; "`+key+`" 2>/dev/null; echo done`,
+		"--observe-files", "all", "--violations", vf, "--allow-write", w, "--allow-read", o, "--deny-read", filepath.Join(o, "secret"))
+	wantCode(t, r, 0)
+	if strings.Contains(r.stdout, "stat-ok") || strings.Contains(r.stdout, "exists") || !strings.Contains(r.stdout, "done") {
+		t.Fatalf("the masked directory was reachable: %s", r)
+	}
+	if recs := readRecords(t, vf); len(recs) != 0 {
+		t.Fatalf("records the README says are not made: %+v", recs)
+	}
+}
