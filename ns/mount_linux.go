@@ -210,6 +210,10 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
+	case strings.HasPrefix(op.Path, "/dev/") || strings.HasPrefix(op.Path, "/proc/"):
+		// Not a race: the sandbox has its own /dev (null, zero, full,
+		// random, urandom, tty, pts) and /proc.
+		return fmt.Errorf("%s is not in the sandbox: it gets its own minimal /dev and /proc; name a directory elsewhere", op.Path)
 	default:
 		return fmt.Errorf("%s vanished since the plan was made", op.Path)
 	}

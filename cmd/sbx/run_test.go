@@ -551,3 +551,19 @@ func TestRootAllowWriteOtherOwner(t *testing.T) {
 		t.Fatalf("left behind: %v", after)
 	}
 }
+
+// TestAllowWriteUnderDev: a writable path under /dev, which the sandbox
+// replaces with its own minimal /dev, is refused with a message that says
+// so (it used to read as a race: "vanished since the plan was made").
+func TestAllowWriteUnderDev(t *testing.T) {
+	d, err := os.MkdirTemp("/dev/shm", "sbx-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	defer os.RemoveAll(d)
+	wantRefused(t, []string{"--allow-write", d})
+	r := sbx(t, runOpts{}, "--allow-write", d, "--", "/bin/true")
+	if !strings.Contains(r.stderr, "minimal /dev") {
+		t.Fatalf("message: %s", r)
+	}
+}
