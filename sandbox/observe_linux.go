@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"sort"
 	"strings"
 
 	"github.com/sbx-sh/sbx/ns"
@@ -30,19 +29,16 @@ type fileObserver struct {
 	// reads and writes say which refusals to record (--observe-files):
 	// with reads only, the filter also notifies opens for writing.
 	reads, writes bool
-	// ops are the mount plan's ops, sorted by path.
+	// ops are the mount plan's ops, in plan order.
 	ops []ns.Op
 	fi  *seccomp.FileInspector
 }
 
 // setOps takes the complete mount plan (before any notification).
-func (o *fileObserver) setOps(mp ns.MountPlan) {
-	ops := append([]ns.Op(nil), mp.Ops...)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Path < ops[j].Path })
-	o.ops = ops
-}
+func (o *fileObserver) setOps(mp ns.MountPlan) { o.ops = mp.Ops }
 
-// cover is the op deciding path p: the deepest op at p or above it.
+// cover is the op deciding path p: the deepest op at p or above it (of
+// several at that path, the last, which the mount view applies last).
 func (o *fileObserver) cover(p string) (ns.Op, bool) {
 	var best ns.Op
 	found := false

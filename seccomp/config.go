@@ -31,7 +31,7 @@ type Config struct {
 	// rename, link, symlink, chmod, chown and truncate in all their
 	// forms. The supervisor looks at what the call names and answers
 	// Continue: the kernel decides, the observer only reports (see
-	// InspectFile). Each notified call costs a round trip through the
+	// FileInspector). Each notified call costs a round trip through the
 	// supervisor.
 	ObserveWrites bool `json:"observeWrites"`
 	// ObserveReads sends every open, openat, openat2 and creat to user

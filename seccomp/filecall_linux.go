@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path"
@@ -37,7 +38,7 @@ func (e Effect) String() string {
 
 // FileCall is a notified file-system call (Config.ObserveWrites,
 // ObserveReads), decoded, with every name it is given looked up in the
-// caller's view of the filesystem. InspectFile only looks: it changes
+// caller's view of the filesystem. FileInspector.Inspect only looks: it changes
 // nothing and decides nothing, and what it saw can differ from what the
 // kernel meets when the call then runs (another thread or process may
 // rename or create in between). It is for reporting, never for a
@@ -115,13 +116,11 @@ func (fi *FileInspector) view(pid int) (*view, error) {
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
 	if fi.root < 0 {
-		proc := "/proc/" + strconv.Itoa(pid)
-		fd, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		v, err := openView(pid, false)
 		if err != nil {
 			return nil, err
 		}
-		fi.root = fd
-		fi.rootLink, _ = os.Readlink(proc + "/root")
+		fi.root, fi.rootLink = v.root, v.rootLink // kept: not v.close()
 	}
 	return &view{root: fi.root, cwd: -1, rootLink: fi.rootLink}, nil
 }
@@ -154,8 +153,7 @@ func (fi *FileInspector) Inspect(r *Request) (fc *FileCall, ok bool, err error) 
 		if n, err := ReadMem(r.PID, uintptr(a[2]), b[:]); err != nil || n < 8 || a[3] < 8 {
 			return nil, true, errors.New("openat2: unreadable open_how")
 		}
-		openArgs(0, 1, uint64(b[0])|uint64(b[1])<<8|uint64(b[2])<<16|uint64(b[3])<<24|
-			uint64(b[4])<<32|uint64(b[5])<<40|uint64(b[6])<<48|uint64(b[7])<<56)
+		openArgs(0, 1, binary.NativeEndian.Uint64(b[:])) // open_how.flags
 	case "mkdir", "mknod":
 		args = []fileArg{{-1, 0, EffectCreate, true}}
 	case "mkdirat", "mknodat":
@@ -198,7 +196,7 @@ func (fi *FileInspector) Inspect(r *Request) (fc *FileCall, ok bool, err error) 
 		if err != nil {
 			return nil, true, err
 		}
-		dirfd := -100 // AT_FDCWD
+		dirfd := unix.AT_FDCWD
 		if fa.dirfd >= 0 {
 			dirfd = int(int32(a[fa.dirfd]))
 		}
@@ -234,7 +232,7 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool) FileName
 	base := ""
 	switch {
 	case strings.HasPrefix(p, "/"):
-	case dirfd == -100:
+	case dirfd == unix.AT_FDCWD:
 		base = v.procPath(pid, "cwd")
 	default:
 		base = v.procPath(pid, "fd/"+strconv.Itoa(dirfd))
@@ -330,30 +328,12 @@ func readOnly(fd int) bool {
 // trailing slash; "" when it is not a path under the root (a removed
 // directory reads "/x (deleted)" and then fails to resolve: no record).
 func (v *view) procPath(pid int, what string) string {
-	s, err := readlink("/proc/" + strconv.Itoa(pid) + "/" + what)
+	s, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/" + what)
 	if err != nil || !strings.HasPrefix(s, "/") {
 		return ""
 	}
-	if v.rootLink != "" && v.rootLink != "/" {
-		rest, ok := strings.CutPrefix(s, v.rootLink)
-		if !ok || (rest != "" && rest[0] != '/') {
-			return ""
-		}
-		s = "/" + strings.TrimPrefix(rest, "/")
+	if s, ok := v.underRoot(s); ok {
+		return strings.TrimSuffix(s, "/") + "/"
 	}
-	return strings.TrimSuffix(s, "/") + "/"
-}
-
-func readlink(p string) (string, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlink(p, buf)
-		if err != nil {
-			return "", err
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	return ""
 }

@@ -401,10 +401,21 @@ func (v *view) name(fd int) string {
 	if err != nil {
 		return ""
 	}
-	if v.rootLink != "" && v.rootLink != "/" {
-		if rest, ok := strings.CutPrefix(s, v.rootLink); ok && (rest == "" || rest[0] == '/') {
-			return "/" + strings.TrimPrefix(rest, "/")
-		}
+	if in, ok := v.underRoot(s); ok {
+		return in
 	}
 	return s
+}
+
+// underRoot is host-side link target s as a path under the process's
+// root; false when s is not under it.
+func (v *view) underRoot(s string) (string, bool) {
+	if v.rootLink == "" || v.rootLink == "/" {
+		return s, true
+	}
+	rest, ok := strings.CutPrefix(s, v.rootLink)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "", false
+	}
+	return "/" + strings.TrimPrefix(rest, "/"), true
 }
