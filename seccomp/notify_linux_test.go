@@ -323,6 +323,21 @@ func newUnixFixture(t *testing.T) *unixFixture {
 
 // handler answers connect with UnixAllow and everything else EPERM,
 // collecting the denials.
+// run runs ops in a target under the filter for c, with the fixture's
+// allow-list answering its connects, and returns the results and the
+// denials once the target has exited and every answer was given.
+func (f *unixFixture) run(t *testing.T, c Config, ops ...op) (map[string]result, []*UnixDenial) {
+	t.Helper()
+	run := startRun(t, compile(t, c), runOpts{listener: true, dir: f.dir}, ops...)
+	var mu sync.Mutex
+	var denials []*UnixDenial
+	done := serve(t, NewListener(run.Listener), f.handler(&mu, &denials))
+	run.Go()
+	res := run.Wait()
+	waitServe(t, done, "after the target exited")
+	return res, denials
+}
+
 func (f *unixFixture) handler(mu *sync.Mutex, denials *[]*UnixDenial) func(*Request) Response {
 	return func(r *Request) Response {
 		if r.Syscall != "connect" {
@@ -364,13 +379,7 @@ func TestUnixConnect(t *testing.T) {
 				{Name: "socketpair", Args: []string{itoa(unix.AF_UNIX), itoa(unix.SOCK_STREAM)}},
 				{Name: "sendto-dgram", Args: []string{f.dgram}},
 			}
-			run := startRun(t, compile(t, Config{UnixConnect: true, Notify: notify, AllowDatagram: true}), runOpts{listener: true, dir: f.dir}, ops...)
-			var mu sync.Mutex
-			var denials []*UnixDenial
-			done := serve(t, NewListener(run.Listener), f.handler(&mu, &denials))
-			run.Go()
-			res := run.Wait()
-			waitServe(t, done, "after the target exited")
+			res, denials := f.run(t, Config{UnixConnect: true, Notify: notify, AllowDatagram: true}, ops...)
 
 			for k, want := range map[string]unix.Errno{
 				"dial": 0, "dial#2": DeniedErrno, "dial#3": DeniedErrno, "dial#4": 0,
@@ -430,14 +439,7 @@ func TestUnixConnectAddressRace(t *testing.T) {
 	if testing.Short() {
 		n = 500
 	}
-	run := startRun(t, compile(t, Config{UnixConnect: true, AllowDatagram: true}), runOpts{listener: true, dir: f.dir},
-		op{Name: "race", Args: []string{f.allowed, f.other}, N: n})
-	var mu sync.Mutex
-	var denials []*UnixDenial
-	done := serve(t, NewListener(run.Listener), f.handler(&mu, &denials))
-	run.Go()
-	res := run.Wait()
-	waitServe(t, done, "after the target exited")
+	res, _ := f.run(t, Config{UnixConnect: true, AllowDatagram: true}, op{Name: "race", Args: []string{f.allowed, f.other}, N: n})
 	c := res["race"].Counts
 	t.Logf("outcomes: %v; allowed.sock accepted %d, other.sock %d", c, f.allowedN.Load(), f.otherN.Load())
 	if f.otherN.Load() != 0 {
@@ -462,13 +464,7 @@ func TestUnixConnectDescriptorRace(t *testing.T) {
 				n = 500
 			}
 			ops := []op{{Name: "fdswap", Args: []string{f.other}, N: n}, {Name: "dial", Args: []string{"tcp", f.tcp}}}
-			run := startRun(t, compile(t, Config{UnixConnect: true, AllowDatagram: true}), runOpts{listener: true, dir: f.dir}, ops...)
-			var mu sync.Mutex
-			var denials []*UnixDenial
-			done := serve(t, NewListener(run.Listener), f.handler(&mu, &denials))
-			run.Go()
-			res := run.Wait()
-			waitServe(t, done, "after the target exited")
+			res, _ := f.run(t, Config{UnixConnect: true, AllowDatagram: true}, ops...)
 			wantErrno(t, res, "dial", 0)
 			t.Logf("outcomes: %v; other.sock accepted %d", res["fdswap"].Counts, f.otherN.Load())
 			if emulate {
@@ -561,13 +557,7 @@ func TestUnixConnectEmulatedUnderLandlock(t *testing.T) {
 		{Name: "dial", Args: []string{"unix", f.allowed}},
 		{Name: "fdswap", Args: []string{f.other}, N: 500},
 	}
-	run := startRun(t, compile(t, Config{UnixConnect: true, AllowDatagram: true}), runOpts{listener: true, dir: f.dir}, ops...)
-	var mu sync.Mutex
-	var denials []*UnixDenial
-	done := serve(t, NewListener(run.Listener), f.handler(&mu, &denials))
-	run.Go()
-	res := run.Wait()
-	waitServe(t, done, "after the target exited")
+	res, _ := f.run(t, Config{UnixConnect: true, AllowDatagram: true}, ops...)
 	wantErrno(t, res, "dial", 0)
 	wantErrno(t, res, "dial#2", unix.EACCES)
 	wantErrno(t, res, "dial#3", 0)
