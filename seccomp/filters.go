@@ -21,11 +21,21 @@ func Compile(c Config) (Program, error) {
 	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
 		return nil, fmt.Errorf("seccomp: observing file calls needs Notify (a supervisor that answers)")
 	}
-	p, ok := generated[c]
-	if !ok {
-		return nil, fmt.Errorf("seccomp: this build has no filter for %+v on this architecture (go generate ./seccomp on it)", c)
+	for _, g := range generated {
+		if g.config == c {
+			return Program(g.program), nil
+		}
 	}
-	return append(Program(nil), p...), nil
+	return nil, fmt.Errorf("seccomp: this build has no filter for %+v on this architecture (go generate ./seccomp on it)", c)
+}
+
+// generatedProgram is one entry of the table in filters_GOARCH.go. The
+// table holds only constants, so the linker lays it out as data: nothing
+// is built or copied at start-up (a map of []byte was, ~80 KB in every sbx
+// process, init included), and Compile copies the one program it returns.
+type generatedProgram struct {
+	config  Config
+	program string
 }
 
 // LibraryVersion is the version of libseccomp that compiled the embedded

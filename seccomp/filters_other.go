@@ -7,4 +7,4 @@ package seccomp
 // sbx refuses to run.
 const generatedWith = "none"
 
-var generated = map[Config]Program{}
+var generated []generatedProgram
