@@ -60,7 +60,7 @@ type FileName struct {
 	// or, when it is missing, its parent directory joined with the last
 	// element. Empty when the parent could not be reached (Err).
 	Resolved string
-	Missing  bool   // the last element does not exist
+	Missing  bool   // the last element does not exist (not looked up for a creating call in a writable parent)
 	Mode     uint32 // the object's st_mode (0 when Missing)
 	// ReadOnly: the object is on a read-only mount; ParentReadOnly: its
 	// parent directory is. MountRoot: the object is a mount point (a
@@ -200,9 +200,10 @@ func (fi *FileInspector) Inspect(r *Request) (fc *FileCall, ok bool, err error) 
 		if fa.dirfd >= 0 {
 			dirfd = int(int32(a[fa.dirfd]))
 		}
-		n := v.inspect(r.PID, dirfd, p, fa.nofollow, len(args) == 2)
+		excl := fc.Flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
+		n := v.inspect(r.PID, dirfd, p, fa.nofollow, len(args) == 2, fa.effect == EffectCreate || excl)
 		n.Effect = fa.effect
-		if fc.Flags&unix.O_CREAT != 0 && (n.Missing || fc.Flags&unix.O_EXCL != 0) {
+		if fc.Flags&unix.O_CREAT != 0 && (n.Missing || excl) {
 			// An O_CREAT open creates a missing name; with O_EXCL it
 			// fails on an existing one (EEXIST), so it never opens one.
 			n.Effect = EffectCreate
@@ -222,8 +223,11 @@ var errNoBase = errors.New("the base directory is not reachable from the root")
 // mounts asks for ParentMountID. Resolved is filled in only where the
 // mount view may refuse (a read-only mount or a mount point, on the
 // name or its parent; masks are read-only mounts): the common case, a
-// name in a writable place, costs no readlink.
-func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool) FileName {
+// name in a writable place, costs no readlink. create says the call only
+// creates the name (mkdir, O_CREAT|O_EXCL, ...; on an existing name it
+// fails with EEXIST): in a writable parent nothing in the view can refuse
+// it, so the name itself is not looked up (Missing stays false).
+func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts, create bool) FileName {
 	n := FileName{Path: p}
 	if p == "" {
 		n.Err = unix.ENOENT // what the kernel answers (AT_EMPTY_PATH calls act on a descriptor: not observed)
@@ -272,6 +276,9 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool) FileName
 		if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
 			n.Resolved = v.name(pfd)
 		}
+		return n
+	}
+	if create && !n.ParentReadOnly {
 		return n
 	}
 	var fl uint64
