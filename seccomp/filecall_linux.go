@@ -201,7 +201,14 @@ func (fi *FileInspector) Inspect(r *Request) (fc *FileCall, ok bool, err error) 
 			dirfd = int(int32(a[fa.dirfd]))
 		}
 		excl := fc.Flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
-		n := v.inspect(r.PID, dirfd, p, fa.nofollow, len(args) == 2, fa.effect == EffectCreate || excl)
+		nd := needAll
+		switch {
+		case fa.effect == EffectCreate || excl:
+			nd = needCreate
+		case fa.effect == EffectRemove || fa.effect == EffectReplace:
+			nd = needEntry
+		}
+		n := v.inspect(r.PID, dirfd, p, fa.nofollow, len(args) == 2, nd)
 		n.Effect = fa.effect
 		if fc.Flags&unix.O_CREAT != 0 && (n.Missing || excl) {
 			// An O_CREAT open creates a missing name; with O_EXCL it
@@ -223,11 +230,9 @@ var errNoBase = errors.New("the base directory is not reachable from the root")
 // mounts asks for ParentMountID. Resolved is filled in only where the
 // mount view may refuse (a read-only mount or a mount point, on the
 // name or its parent; masks are read-only mounts): the common case, a
-// name in a writable place, costs no readlink. create says the call only
-// creates the name (mkdir, O_CREAT|O_EXCL, ...; on an existing name it
-// fails with EEXIST): in a writable parent nothing in the view can refuse
-// it, so the name itself is not looked up (Missing stays false).
-func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts, create bool) FileName {
+// name in a writable place, costs no readlink. nd says how much of the
+// name itself the call's judgement needs.
+func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool, nd need) FileName {
 	n := FileName{Path: p}
 	if p == "" {
 		n.Err = unix.ENOENT // what the kernel answers (AT_EMPTY_PATH calls act on a descriptor: not observed)
@@ -278,7 +283,11 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts, create bool) 
 		}
 		return n
 	}
-	if create && !n.ParentReadOnly {
+	switch {
+	case nd == needCreate && !n.ParentReadOnly:
+		return n
+	case nd == needEntry && nofollow:
+		v.entry(&n, pfd, last)
 		return n
 	}
 	var fl uint64
@@ -288,7 +297,7 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts, create bool) 
 	fd, err := v.openat(v.root, p, fl)
 	if err != nil {
 		if n.ParentReadOnly {
-			n.Resolved = strings.TrimSuffix(v.name(pfd), "/") + "/" + last
+			n.Resolved = v.child(pfd, last)
 		}
 		if err == unix.ENOENT {
 			n.Missing = true
@@ -303,6 +312,63 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts, create bool) 
 		n.Resolved = v.name(fd)
 	}
 	return n
+}
+
+// need is how much inspect looks up of a name (its parent is always
+// opened and judged).
+type need uint8
+
+const (
+	// needAll opens the name: its type, whether it is a mount point,
+	// whether its mount is read-only.
+	needAll need = iota
+	// needCreate: the call only creates the name (mkdir, O_CREAT|O_EXCL,
+	// ...; an existing name fails with EEXIST). In a writable parent
+	// nothing in the view can refuse it, so the name is not looked up
+	// (Missing stays false).
+	needCreate
+	// needEntry: the call removes or replaces the name, never following
+	// it (unlink, rmdir, rename). One statx of the entry in its parent
+	// tells its type and whether it is a mount point; unless it is one,
+	// its mount is its parent's.
+	needEntry
+)
+
+// entry fills in n from a statx of last in the parent open at pfd,
+// without following it (needEntry).
+func (v *view) entry(n *FileName, pfd int, last string) {
+	var sx unix.Statx_t
+	err := unix.Statx(pfd, last, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE, &sx)
+	switch {
+	case err == unix.ENOENT:
+		n.Missing = true
+	case err != nil:
+		n.Err = err
+	}
+	if err != nil {
+		if n.ParentReadOnly {
+			n.Resolved = v.child(pfd, last)
+		}
+		return
+	}
+	n.Mode = uint32(sx.Mode)
+	n.MountRoot = sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	n.ReadOnly = n.ParentReadOnly
+	if n.MountRoot {
+		// Another mount: its own flags (rare: protected paths and pins).
+		if fd, err := unix.Openat(pfd, last, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			n.ReadOnly = readOnly(fd)
+			unix.Close(fd)
+		}
+	}
+	if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
+		n.Resolved = v.child(pfd, last)
+	}
+}
+
+// child is the view's path of name last in the directory open at pfd.
+func (v *view) child(pfd int, last string) string {
+	return strings.TrimSuffix(v.name(pfd), "/") + "/" + last
 }
 
 // describe fills in what fd's object is.
