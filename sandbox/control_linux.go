@@ -502,14 +502,6 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 			return seccomp.Response{Continue: true}
 		}
 	}
-	if r.Syscall == "socket" && (r.Args[0]&0xffffffff == unix.AF_UNIX || r.Args[2]&0xffffffff == unix.IPPROTO_MPTCP) {
-		// Refused, not recorded: glibc tries nscd's socket on every
-		// name and user lookup, and Go (1.24+) tries MPTCP for every
-		// listener before falling back to TCP, so each curl, git or Go
-		// server would report one. A refused connect to a socket path
-		// is recorded (allow-list).
-		return seccomp.Response{Errno: unix.EPERM}
-	}
 	name, detail := seccomp.Describe(r)
 	ns.col.Add(violations.Record{
 		Kind: violations.KindSyscall, Source: violations.SourceSeccomp,

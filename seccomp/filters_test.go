@@ -146,6 +146,8 @@ func TestEmbeddedFilters(t *testing.T) {
 		if c.Notify {
 			eperm = notify
 		}
+		// quiet: refused by the kernel whatever the configuration.
+		const quiet = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 		type tc struct {
 			name string
 			arch uint32
@@ -171,7 +173,7 @@ func TestEmbeddedFilters(t *testing.T) {
 			{"socket inet stream", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 0}, allow},
 			{"socket inet raw", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_RAW, 0}, eperm},
 			{"socket inet6 packet", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_PACKET, 0}, eperm},
-			{"socket inet6 mptcp", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP}, eperm},
+			{"socket inet6 mptcp", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP}, quiet},
 			{"socket packet", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}, eperm},
 			{"socket family high bits", x86_64, unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_PACKET, unix.SOCK_RAW, 0}, eperm},
 			{"socket netlink route", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}, allow},
@@ -193,9 +195,9 @@ func TestEmbeddedFilters(t *testing.T) {
 		} {
 			cases = append(cases, tc{"denied call", x86_64, n, nil, eperm})
 		}
-		unixWant, unixDgram, dgramWant, connectWant := eperm, eperm, eperm, uint32(allow)
+		unixWant, unixDgram, pairDgram, dgramWant, connectWant := uint32(quiet), uint32(quiet), eperm, eperm, uint32(allow)
 		if c.AllowUnixSockets {
-			unixWant, unixDgram = allow, allow
+			unixWant, unixDgram, pairDgram = allow, allow, allow
 		}
 		if c.UnixConnect {
 			unixWant, connectWant = allow, notify
@@ -207,8 +209,8 @@ func TestEmbeddedFilters(t *testing.T) {
 			tc{"socket unix", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, unixWant},
 			tc{"socket unix seqpacket", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC, 0}, unixWant},
 			tc{"socket unix dgram", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM, 0}, unixDgram},
-			tc{"socketpair unix dgram", x86_64, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM, 0}, unixDgram},
-			tc{"socketpair unix raw", x86_64, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_RAW, 0}, unixDgram},
+			tc{"socketpair unix dgram", x86_64, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM, 0}, pairDgram},
+			tc{"socketpair unix raw", x86_64, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_RAW, 0}, pairDgram},
 			tc{"connect", x86_64, unix.SYS_CONNECT, []uint64{3, 0, 16}, connectWant},
 			tc{"socket inet dgram", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_DGRAM, 0}, dgramWant},
 			tc{"socket inet6 dgram", x86_64, unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, 0}, dgramWant},
@@ -252,6 +254,68 @@ func TestEmbeddedFilters(t *testing.T) {
 			if got := runBPF(t, p, k.arch, k.nr, k.args...); got != k.want {
 				t.Errorf("%+v: %s (nr %d, args %#x): got %#x, want %#x", c, k.name, k.nr, k.args, got, k.want)
 			}
+		}
+	}
+}
+
+// Notify changes what the refused calls return and nothing else: run in
+// the interpreter on every system call number and on socket(2) with
+// every family, type and protocol that matters, the Notify program
+// answers USER_NOTIF exactly where the plain one answers EPERM, except
+// the calls refused quietly (socket(AF_UNIX), MPTCP), which stay EPERM;
+// ENOSYS (clone3), the kills and every allowed call are unchanged.
+func TestNotifyOnlyChangesRefusals(t *testing.T) {
+	const (
+		x86_64 = 0xc000003e
+		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		notify = unix.SECCOMP_RET_USER_NOTIF
+	)
+	type call struct {
+		nr    uint32
+		args  []uint64
+		quiet bool
+	}
+	var calls []call
+	for nr := uint32(0); nr < 470; nr++ {
+		calls = append(calls, call{nr: nr, args: []uint64{0, 0, 0}})
+	}
+	for fam := uint64(0); fam < 48; fam++ {
+		for _, typ := range []uint64{unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_RAW, unix.SOCK_SEQPACKET, unix.SOCK_PACKET} {
+			for _, proto := range []uint64{0, unix.IPPROTO_TCP, unix.NETLINK_AUDIT, unix.IPPROTO_MPTCP} {
+				args := []uint64{fam, typ, proto}
+				quiet := fam == unix.AF_UNIX || (proto == unix.IPPROTO_MPTCP && (fam == unix.AF_INET || fam == unix.AF_INET6))
+				calls = append(calls, call{unix.SYS_SOCKET, args, quiet}, call{nr: unix.SYS_SOCKETPAIR, args: args})
+			}
+		}
+	}
+	for _, c := range Configs() {
+		if c.Notify || c.UnixConnect {
+			continue
+		}
+		plain, err := Compile(c)
+		if err != nil {
+			continue
+		}
+		n := c
+		n.Notify = true
+		withNotify, err := Compile(n)
+		if err != nil {
+			t.Fatalf("%+v: %v", n, err)
+		}
+		notified := 0
+		for _, cl := range calls {
+			p, got := runBPF(t, plain, x86_64, cl.nr, cl.args...), runBPF(t, withNotify, x86_64, cl.nr, cl.args...)
+			want := p
+			if p == eperm && !cl.quiet {
+				want = notify
+				notified++
+			}
+			if got != want {
+				t.Errorf("%+v: call %d %v: %#x with Notify, %#x without; want %#x", c, cl.nr, cl.args, got, p, want)
+			}
+		}
+		if notified == 0 {
+			t.Errorf("%+v: no refusal became a notification", c)
 		}
 	}
 }

@@ -58,6 +58,14 @@ func compileLibseccomp(c Config) (Program, error) {
 	if c.Notify {
 		eperm = libseccomp.ActNotify
 	}
+	// quiet refuses in the kernel even with Notify: calls ordinary
+	// programs make all the time, which are no sign of trouble and would
+	// each cost a round trip to the supervisor only to be refused
+	// unreported. socket(AF_UNIX): glibc tries nscd's socket on every
+	// name and user lookup (a connect to a socket path is what is
+	// decided and reported). MPTCP: Go (1.24+) tries it for every
+	// listener before falling back to TCP.
+	quiet := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -123,7 +131,11 @@ func compileLibseccomp(c Config) (Program, error) {
 		if allowed[fam] || (fam == unix.AF_UNIX && c.UnixConnect) {
 			continue
 		}
-		if err := rule("socket", eperm, cond(0, libseccomp.CompareMaskedEqual, low32, fam)); err != nil {
+		act := eperm
+		if fam == unix.AF_UNIX {
+			act = quiet
+		}
+		if err := rule("socket", act, cond(0, libseccomp.CompareMaskedEqual, low32, fam)); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +155,11 @@ func compileLibseccomp(c Config) (Program, error) {
 				continue
 			}
 			for _, call := range calls {
-				if err := rule(call, eperm,
+				act := eperm
+				if call == "socket" {
+					act = quiet
+				}
+				if err := rule(call, act,
 					cond(0, libseccomp.CompareMaskedEqual, low32, unix.AF_UNIX),
 					cond(1, libseccomp.CompareMaskedEqual, 0xf, typ)); err != nil {
 					return nil, err
@@ -183,7 +199,7 @@ func compileLibseccomp(c Config) (Program, error) {
 				return nil, err
 			}
 		}
-		if err := rule("socket", eperm,
+		if err := rule("socket", quiet,
 			cond(0, libseccomp.CompareMaskedEqual, low32, fam),
 			cond(2, libseccomp.CompareMaskedEqual, low32, unix.IPPROTO_MPTCP)); err != nil {
 			return nil, err
