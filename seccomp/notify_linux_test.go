@@ -200,8 +200,28 @@ func TestListenerClosedFailsENOSYS(t *testing.T) {
 	}
 }
 
+// anonFDs counts this process's descriptors on each anonymous inode kind
+// ("[eventfd]", "seccomp notify", ...).
+func anonFDs(t *testing.T) map[string]int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
+			if k, ok := strings.CutPrefix(l, "anon_inode:"); ok {
+				n[k]++
+			}
+		}
+	}
+	return n
+}
+
 func TestCloseUnblocksServe(t *testing.T) {
 	run := startRun(t, compile(t, Config{Notify: true}), runOpts{listener: true})
+	before := anonFDs(t)
 	l := NewListener(run.Listener)
 	done := make(chan error, 1)
 	go func() { done <- Serve(l, func(*Request) Response { return Response{Errno: unix.EPERM} }) }()
@@ -215,6 +235,13 @@ func TestCloseUnblocksServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitServe(t, done, "after Close")
+	// Serve's duplicates, the Listener's descriptor and its eventfd are
+	// all closed (run.Listener, counted before, was NewListener's to
+	// close).
+	after := anonFDs(t)
+	if after["seccomp notify"] != 0 || after["[eventfd]"] != before["[eventfd]"] {
+		t.Errorf("descriptors left after Close and Serve: %v (before NewListener: %v)", after, before)
+	}
 	if _, err := l.Receive(); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Receive after Close: %v, want os.ErrClosed", err)
 	}
