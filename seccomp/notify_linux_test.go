@@ -236,10 +236,11 @@ func TestCloseUnblocksServe(t *testing.T) {
 	}
 	waitServe(t, done, "after Close")
 	// Serve's duplicates, the Listener's descriptor and its eventfd are
-	// all closed (run.Listener, counted before, was NewListener's to
-	// close).
+	// all closed, and so is run.Listener (counted before; NewListener's
+	// to close). At most: an earlier test's Serve may still be letting
+	// go of its own.
 	after := anonFDs(t)
-	if after["seccomp notify"] != 0 || after["[eventfd]"] != before["[eventfd]"] {
+	if after["seccomp notify"] > before["seccomp notify"]-1 || after["[eventfd]"] > before["[eventfd]"] {
 		t.Errorf("descriptors left after Close and Serve: %v (before NewListener: %v)", after, before)
 	}
 	if _, err := l.Receive(); !errors.Is(err, os.ErrClosed) {
