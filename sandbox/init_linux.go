@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
 	"time"
 
@@ -36,9 +37,18 @@ func InitMain(args []string) {
 	}
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// SIGCHLD must be caught before the command can exit; enabling it and
-	// the forwarded signals runs while the view is built.
+	// the forwarded signals runs while the view is built. SIGCHLD has a
+	// channel of its own: signal.Notify drops what a full channel cannot
+	// take, so a storm of forwarded signals must not crowd it out; one
+	// pending SIGCHLD is enough, as reap collects every exited child.
+	chld := make(chan os.Signal, 1)
 	sigs := make(chan os.Signal, 32)
-	notified := notifyAsync(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(chld, unix.SIGCHLD)
+		signal.Notify(sigs, forwarded...)
+		close(notified)
+	}()
 
 	var pl Plan
 	planR := os.NewFile(uintptr(fds[0]), "plan")
@@ -102,11 +112,9 @@ func InitMain(args []string) {
 	exit := -1
 	for exit < 0 {
 		select {
+		case <-chld:
+			exit = reap(pid)
 		case s := <-sigs:
-			if s == unix.SIGCHLD {
-				exit = reap(pid)
-				continue
-			}
 			signalCommand(pid, s.(unix.Signal))
 		case <-lifeline:
 			// The supervisor is gone (killed) or wants us to stop
