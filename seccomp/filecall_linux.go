@@ -296,14 +296,7 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool, nd need)
 	}
 	fd, err := v.openat(v.root, p, fl)
 	if err != nil {
-		if n.ParentReadOnly {
-			n.Resolved = v.child(pfd, last)
-		}
-		if err == unix.ENOENT {
-			n.Missing = true
-		} else {
-			n.Err = err
-		}
+		v.notFound(&n, pfd, last, err)
 		return n
 	}
 	defer unix.Close(fd)
@@ -338,21 +331,12 @@ const (
 // without following it (needEntry).
 func (v *view) entry(n *FileName, pfd int, last string) {
 	var sx unix.Statx_t
-	err := unix.Statx(pfd, last, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE, &sx)
-	switch {
-	case err == unix.ENOENT:
-		n.Missing = true
-	case err != nil:
-		n.Err = err
-	}
-	if err != nil {
-		if n.ParentReadOnly {
-			n.Resolved = v.child(pfd, last)
-		}
+	if err := unix.Statx(pfd, last, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE, &sx); err != nil {
+		v.notFound(n, pfd, last, err)
 		return
 	}
 	n.Mode = uint32(sx.Mode)
-	n.MountRoot = sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+	n.MountRoot = mountRoot(&sx)
 	n.ReadOnly = n.ParentReadOnly
 	if n.MountRoot {
 		// Another mount: its own flags (rare: protected paths and pins).
@@ -366,6 +350,25 @@ func (v *view) entry(n *FileName, pfd int, last string) {
 	}
 }
 
+// notFound fills in n for a name last, in the parent open at pfd, that
+// could not be looked up: missing (ENOENT) or unreachable (Err). Its
+// resolved path is needed only where the parent's mount is read-only.
+func (v *view) notFound(n *FileName, pfd int, last string, err error) {
+	if n.ParentReadOnly {
+		n.Resolved = v.child(pfd, last)
+	}
+	if err == unix.ENOENT {
+		n.Missing = true
+	} else {
+		n.Err = err
+	}
+}
+
+// mountRoot reports whether a statx result is a mount's root.
+func mountRoot(sx *unix.Statx_t) bool {
+	return sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+}
+
 // child is the view's path of name last in the directory open at pfd.
 func (v *view) child(pfd int, last string) string {
 	return strings.TrimSuffix(v.name(pfd), "/") + "/" + last
@@ -376,7 +379,7 @@ func (v *view) describe(n *FileName, fd int) {
 	var sx unix.Statx_t
 	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE|unix.STATX_MODE, &sx) == nil {
 		n.Mode = uint32(sx.Mode)
-		n.MountRoot = sx.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && sx.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
+		n.MountRoot = mountRoot(&sx)
 	}
 	n.ReadOnly = readOnly(fd)
 }
