@@ -122,7 +122,7 @@ func runBPF(t *testing.T, p Program, arch, nr uint32, args ...uint64) uint32 {
 // documented deny list without libseccomp.
 func TestEmbeddedFilters(t *testing.T) {
 	const (
-		x86_64 = 0xc000003e
+		x86_64 = auditArchX86_64
 		i386   = 0x40000003
 		allow  = unix.SECCOMP_RET_ALLOW
 		kill   = unix.SECCOMP_RET_KILL_PROCESS
@@ -266,7 +266,7 @@ func TestEmbeddedFilters(t *testing.T) {
 // ENOSYS (clone3), the kills and every allowed call are unchanged.
 func TestNotifyOnlyChangesRefusals(t *testing.T) {
 	const (
-		x86_64 = 0xc000003e
+		x86_64 = auditArchX86_64
 		eperm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 		notify = unix.SECCOMP_RET_USER_NOTIF
 	)

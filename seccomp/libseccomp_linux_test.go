@@ -296,7 +296,7 @@ func x32Guard() []byte {
 		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 		jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 		ret    = unix.BPF_RET | unix.BPF_K
-		archX8 = 0xc000003e // AUDIT_ARCH_X86_64
+		archX8 = auditArchX86_64
 	)
 	ins := []unix.SockFilter{
 		{Code: ldAbs, K: 4},                      // A = arch
