@@ -89,6 +89,11 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 		}
 		if !o.Weaker {
 			rs.Rules = append(rs.Rules, Rule{Path: "/tmp", Access: Read | Write}, Rule{Path: "/dev/shm", Access: Read | Write})
+			if policy.WithinAny("/proc", fs.DenyRead) {
+				// The sandbox's own /proc (its pids only), which the
+				// mount view keeps even in an empty root.
+				rs.Rules = append(rs.Rules, Rule{Path: "/proc", Access: Read})
+			}
 		}
 		for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
 			rs.Rules = append(rs.Rules, Rule{Path: d, Access: Device, NotDir: true})
@@ -116,13 +121,39 @@ func WritableRoots(p *policy.Policy) []string {
 	return out
 }
 
-// readRules splits the read grant on "/" around each denied path.
+// readRules splits the read grant on "/" around each denied path, and
+// grants Read again on each allowed path inside a denied one. Denials and
+// re-allowances are taken in path order, so an ancestor comes before what
+// lies in it: deny "/", allow "/etc", deny "/etc/shadow" leaves /etc
+// readable but for /etc/shadow.
 func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []Rule {
 	grants := map[string]uint64{"/": Read}
 	notDir := map[string]bool{}
-	sorted := append([]string(nil), deny...)
-	sort.Strings(sorted)
-	for _, d := range sorted {
+	type step struct {
+		path  string
+		allow bool
+	}
+	steps := make([]step, 0, len(deny)+len(allow))
+	for _, d := range deny {
+		steps = append(steps, step{d, false})
+	}
+	for _, a := range allow {
+		if policy.WithinAny(a, deny) {
+			steps = append(steps, step{a, true})
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		if steps[i].path != steps[j].path {
+			return steps[i].path < steps[j].path
+		}
+		return !steps[i].allow && steps[j].allow
+	})
+	for _, st := range steps {
+		d := st.path
+		if st.allow {
+			grants[d] |= Read
+			continue
+		}
 		if d == "/" {
 			delete(grants, "/")
 			continue
@@ -165,11 +196,6 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 				}
 			}
 			dir = next
-		}
-	}
-	for _, a := range allow {
-		if policy.WithinAny(a, deny) {
-			grants[a] |= Read
 		}
 	}
 	out := make([]Rule, 0, len(grants))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sbx-sh/sbx/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,12 +60,26 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := setattr(base, false, maskAttrs, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
 	}
-	if err := unix.Mount("/", newRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return v, fmt.Errorf("binding / into the new root: %w", err)
-	}
-	if !plan.HostFS {
-		if err := setattr(newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, 0); err != nil {
-			return v, fmt.Errorf("making the root read-only: %w", err)
+	var masks []string
+	if plan.EmptyRoot {
+		// denyRead "/": nothing of the host but what the ops bind in.
+		if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0555,size=64k,nr_inodes=4096"); err != nil {
+			return v, fmt.Errorf("mounting the empty root: %w", err)
+		}
+		for _, d := range []string{"proc", "dev", "tmp"} {
+			if err := os.Mkdir(newRoot+"/"+d, 0o555); err != nil {
+				return v, fmt.Errorf("empty root: %w", err)
+			}
+		}
+		masks = append(masks, "/")
+	} else {
+		if err := unix.Mount("/", newRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return v, fmt.Errorf("binding / into the new root: %w", err)
+		}
+		if !plan.HostFS {
+			if err := setattr(newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, 0); err != nil {
+				return v, fmt.Errorf("making the root read-only: %w", err)
+			}
 		}
 	}
 	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
@@ -76,7 +91,6 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := unix.Mount("tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return v, fmt.Errorf("mounting the private /tmp: %w", err)
 	}
-	var masks []string
 	for _, op := range plan.Ops {
 		if err := v.apply(op, masks); err != nil {
 			return v, fmt.Errorf("mount view: %s %s (%s): %w", op.Kind, op.Path, op.Why, err)
@@ -86,7 +100,7 @@ func BuildRoot(plan MountPlan) (*View, error) {
 		}
 	}
 	for _, m := range masks {
-		if err := setattr(newRoot+m, false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, 0); err != nil {
+		if err := setattr(filepath.Clean(newRoot+m), false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, 0); err != nil {
 			return v, fmt.Errorf("making mask %s read-only: %w", m, err)
 		}
 	}
@@ -133,6 +147,10 @@ func (v *View) apply(op Op, masks []string) error {
 			return err
 		}
 		return setattr(target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, 0)
+	case OpDir:
+		return nil // ensureTarget made it
+	case OpLink:
+		return os.Symlink(op.Target, target)
 	case OpMask:
 		if op.Dir {
 			// Mode 000: nobody in the sandbox can list or enter it.
@@ -174,7 +192,7 @@ func (v *View) protect(op Op, src, target string) error {
 // view mounted itself (a mask, or the private /tmp): it never creates
 // anything on the host.
 func ensureTarget(target, src string, op Op, masks []string) error {
-	if op.Protected {
+	if op.Protected || op.Kind == OpLink {
 		return nil // protect creates what is missing, on the host, as a stub
 	}
 	if _, err := os.Lstat(target); err == nil || !errors.Is(err, os.ErrNotExist) {
@@ -186,15 +204,20 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 	}
 	mask := ""
 	for _, m := range masks {
-		if strings.HasPrefix(op.Path, m+"/") && len(m) > len(mask) {
+		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
 			mask = m
 		}
 	}
 	switch {
 	case mask != "":
-		// Directories on the way are reachable by name only (0111).
-		for d := newRoot + mask; ; {
-			if err := os.Chmod(d, 0o111); err != nil {
+		// Directories on the way are reachable by name only (0111); in
+		// the empty root they list the way (0555), which is all they hold.
+		mode := os.FileMode(0o111)
+		if mask == "/" {
+			mode = 0o555
+		}
+		for d := filepath.Clean(newRoot + mask); ; {
+			if err := os.Chmod(d, mode); err != nil {
 				return err
 			}
 			first, _, more := strings.Cut(strings.TrimPrefix(target, d+"/"), "/")
@@ -202,7 +225,7 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 				break
 			}
 			d = filepath.Join(d, first)
-			if err := os.Mkdir(d, 0o111); err != nil && !errors.Is(err, os.ErrExist) {
+			if err := os.Mkdir(d, mode); err != nil && !errors.Is(err, os.ErrExist) {
 				return err
 			}
 		}

@@ -17,9 +17,11 @@ const (
 	OpMask = "mask" // hide: empty mode-000 tmpfs (directory) or empty mode-000 file
 	OpRO   = "ro"   // bind the host path onto itself, read-only
 	OpStub = "stub" // create a missing protected name on the host for the run, bind it read-only, remove it afterwards
+	OpDir  = "dir"  // an empty directory inside a mask or the empty root: the way to the working directory
+	OpLink = "link" // a symlink in the empty root, as on the host (/lib64 -> usr/lib64), whose target is in the view
 )
 
-var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4}
+var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4, OpDir: 5, OpLink: 6}
 
 // Op is one step of the mount view. Path is absolute and the same on the
 // host and in the sandbox.
@@ -30,6 +32,8 @@ type Op struct {
 	Dir bool `json:"dir,omitempty"`
 	// Why names the policy entry or default that produced the op.
 	Why string `json:"why,omitempty"`
+	// Target is an OpLink's symlink text.
+	Target string `json:"target,omitempty"`
 	// Protected marks a protected name: init pins it through the stub
 	// protocol whether it exists or not when init gets to it (another
 	// run's stub may have come or gone since the plan was made).
@@ -43,6 +47,12 @@ type MountPlan struct {
 	Pty bool `json:"pty"`
 	// HostFS leaves the host's filesystem read-write (filesystem.disabled).
 	HostFS bool `json:"hostFs,omitempty"`
+	// EmptyRoot starts the view from an empty read-only directory instead
+	// of the host's /: denyRead names "/", and only what the ops bind in
+	// (allowRead, allowWrite) is there, besides the sandbox's own /proc,
+	// /dev and /tmp. Directories on the way to a bound path are created
+	// in it, mode 0555, listing only that way.
+	EmptyRoot bool `json:"emptyRoot,omitempty"`
 }
 
 // PlanMounts computes the mount view for p. writable are the effective
@@ -57,6 +67,11 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
 	}
 	inWritable := func(path string) bool { return policy.WithinAny(path, writable) }
+	for _, d := range fs.DenyRead {
+		if d == "/" {
+			plan.EmptyRoot = true
+		}
+	}
 	for _, w := range writable {
 		add(OpRW, w, true, "allowWrite")
 	}
@@ -66,6 +81,9 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		}
 	}
 	for _, a := range fs.AllowRead {
+		if a == "/tmp" || coveredRead(a, fs.AllowRead, fs.DenyRead) {
+			continue // the private /tmp is always there; a is bound with another allowRead
+		}
 		for _, d := range fs.DenyRead {
 			if a != d && policy.Within(a, d) && exists(a) {
 				kind := OpRO
@@ -96,7 +114,13 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		}
 	}
 	for _, d := range fs.DenyRead {
+		if d == "/" {
+			continue // the empty root (EmptyRoot)
+		}
 		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
+			continue
+		}
+		if hiddenAlready(d, fs.DenyRead, fs.AllowRead, writable) {
 			continue
 		}
 		st, err := os.Stat(d)
@@ -104,6 +128,15 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 			continue // nothing to hide
 		}
 		add(OpMask, d, st.IsDir(), "denyRead")
+	}
+	// The working directory must exist in the view, if only as an empty
+	// directory, for the command to start there: under a mask or the
+	// empty root it is made on the way, and shows nothing of the host.
+	if dir := p.Process.Dir; dir != "" && !inWritable(dir) && hiddenAlready(dir, fs.DenyRead, fs.AllowRead, writable) {
+		add(OpDir, dir, true, "the working directory (its contents stay hidden)")
+	}
+	if plan.EmptyRoot {
+		plan.Ops = append(plan.Ops, rootLinks(append(append([]string(nil), fs.AllowRead...), writable...))...)
 	}
 	prot := protectedOps(writable, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
 	if prot.err != nil {
@@ -279,6 +312,100 @@ func programPath(p *policy.Policy) string {
 		return real
 	}
 	return ""
+}
+
+// rootLinks are the host's top-level symlinks (merged /usr: /bin, /lib,
+// /lib64, /sbin → usr/…) whose targets lie in a visible path, so that an
+// empty root reaches the same objects by the same names (the ELF
+// interpreter's /lib64/ld-linux-x86-64.so.2, #!/bin/sh). A link shows
+// nothing but its own text.
+func rootLinks(visible []string) []Op {
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return nil
+	}
+	var ops []Op
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		p := "/" + e.Name()
+		target, err1 := os.Readlink(p)
+		real, err2 := filepath.EvalSymlinks(p)
+		if err1 != nil || err2 != nil || !policy.WithinAny(real, visible) {
+			continue
+		}
+		ops = append(ops, Op{Kind: OpLink, Path: p, Target: target, Why: "host symlink into " + real})
+	}
+	return ops
+}
+
+// coveredRead reports whether allowRead a lies inside another allowRead
+// with no denied path between them: binding that one shows a already.
+func coveredRead(a string, allow, deny []string) bool {
+	for _, b := range allow {
+		if b == a || !policy.Within(a, b) {
+			continue
+		}
+		between := false
+		for _, d := range deny {
+			if d != b && policy.Within(d, b) && policy.Within(a, d) {
+				between = true
+				break
+			}
+		}
+		if !between {
+			return true
+		}
+	}
+	return false
+}
+
+// Visible lists what an empty-root view (EmptyRoot) holds, one line per
+// path, for --dry-run: everything else is absent. It is nil for a view
+// of the host's /.
+func (m MountPlan) Visible() []string {
+	if !m.EmptyRoot {
+		return nil
+	}
+	out := []string{"/proc (the sandbox's own)", "/dev (minimal: null zero full random urandom tty shm)", "/tmp (private to the run)"}
+	for _, o := range m.Ops {
+		switch {
+		case o.Kind == OpLink:
+			out = append(out, o.Path+" -> "+o.Target)
+		case o.Kind == OpDir:
+			out = append(out, o.Path+" (empty directory: "+o.Why+")")
+		case o.Kind == OpRW && !o.Protected:
+			out = append(out, o.Path+" (read-write)")
+		case o.Kind == OpRO && !o.Protected:
+			out = append(out, o.Path+" (read-only)")
+		case o.Kind == OpMask:
+			out = append(out, o.Path+" (hidden: "+o.Why+")")
+		}
+	}
+	return out
+}
+
+// hiddenAlready reports whether p lies inside a denied-read path other
+// than itself and is not brought back by any allowRead or writable path
+// that covers it. Such a path needs no mask of its own: nothing of it is
+// in the view.
+func hiddenAlready(p string, deny, allow, writable []string) bool {
+	inside := ""
+	for _, d := range deny {
+		if d != p && policy.Within(p, d) && len(d) > len(inside) {
+			inside = d
+		}
+	}
+	if inside == "" {
+		return false
+	}
+	for _, a := range append(append([]string(nil), allow...), writable...) {
+		if a != inside && policy.Within(a, inside) && policy.Within(p, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // anyWithin reports whether any of paths lies within root.

@@ -16,7 +16,20 @@ import (
 // to read, and the caller's context (working directory, home, environment).
 type Input struct {
 	Settings        []string // --settings, in order
-	ManagedSettings string   // --managed-settings
+	ManagedSettings string   // --managed-settings: a file, or a directory in Claude Code's managed layout
+	// ClaudeSettings is --claude-settings: read Claude Code's own scopes
+	// for the project in ClaudeDir (see ClaudeScopes).
+	ClaudeSettings bool
+	ClaudeDir      string
+
+	// Reads is --reads: "" or "all" (everything not denied), or
+	// "declared" (denyRead "/" with allowRead carve-outs and a minimal
+	// runtime; see DeclaredRuntime).
+	Reads string
+	// Presets are --preset names; AllowRegistry --allow-registry names.
+	Presets, AllowRegistry []string
+	// DryRun: nothing is created on the host (a preset's missing cache).
+	DryRun bool
 
 	AllowRead, DenyRead, AllowWrite, DenyWrite []string
 	AllowGitConfig, AllowPty, WeakerNested     bool
@@ -33,26 +46,52 @@ type Input struct {
 	KeepFDs                   []int
 	Argv                      []string
 	Cwd, Home, Self           string
-	Environ                   []string
-	UID, GID                  int
+	// PasswdHome is the caller's home directory in /etc/passwd, which
+	// may differ from HOME (or stand in for an unset one); credential
+	// locations under it are denied too.
+	PasswdHome string
+	Environ    []string
+	UID, GID   int
 }
 
 // Build merges defaults, settings files and flags into a validated Policy.
 // Every error it returns is one line naming the bad input and what to do.
 func Build(in Input) (*Policy, error) {
-	if in.Cwd == "" || in.Home == "" {
-		return nil, errors.New("internal: Build needs Cwd and Home")
+	if in.Cwd == "" {
+		return nil, errors.New("internal: Build needs Cwd")
 	}
+	home := in.Home
+	if home == "" || !filepath.IsAbs(home) {
+		home = in.PasswdHome
+	}
+	ctx := readCtx{cwd: in.Cwd, home: home}
+	// Files first, then the managed layer, so that its scalars win as
+	// in Claude Code (arrays merge in any order), then the flags.
 	var layers []*layer
-	if in.ManagedSettings != "" {
-		l, err := readLayer(in.ManagedSettings, true)
+	var scopeNotes []string
+	files := append([]string(nil), in.Settings...)
+	managedFiles, err := managedScope(in.ManagedSettings, in.ClaudeSettings)
+	if err != nil {
+		return nil, err
+	}
+	if in.ClaudeSettings {
+		ctx.claude = true
+		scopes, notes, err := ClaudeScopes(in.ClaudeDir, home, in.Environ)
+		if err != nil {
+			return nil, err
+		}
+		scopeNotes = notes
+		files = append(scopes, files...)
+	}
+	for _, f := range files {
+		l, err := readLayer(f, false, ctx)
 		if err != nil {
 			return nil, err
 		}
 		layers = append(layers, l)
 	}
-	for _, f := range in.Settings {
-		l, err := readLayer(f, false)
+	for _, f := range managedFiles {
+		l, err := readLayer(f, true, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -78,11 +117,15 @@ func Build(in Input) (*Policy, error) {
 	flags.weakerNested = setTrue(in.WeakerNested)
 	flags.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
 	flags.allowLocalBinding = setTrue(in.AllowLocalBinding)
+	flags.presets = in.Presets
 	layers = append(layers, flags)
 
-	p := &Policy{}
+	p := &Policy{Notes: scopeNotes}
 	p.Filesystem.SearchDepth = DefaultSearchDepth
 	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
+	var presets []string
+	var sandboxEnabled *bool
+	var enabledFrom string
 	managedDomainsOnly, managedReadOnly := false, false
 	for _, l := range layers {
 		managedDomainsOnly = managedDomainsOnly || l.managedDomainsOnly
@@ -118,6 +161,10 @@ func Build(in Input) (*Policy, error) {
 		if l.commands != nil {
 			p.Commands = l.commands
 		}
+		presets = append(presets, l.presets...)
+		if l.sandboxEnabled != nil {
+			sandboxEnabled, enabledFrom = l.sandboxEnabled, l.file
+		}
 		scalar(&p.Filesystem.AllowGitConfig, l.allowGitConfig)
 		scalar(&p.Filesystem.Disabled, l.fsDisabled)
 		scalar(&p.Network.StrictAllowlist, l.strictAllowlist)
@@ -138,8 +185,40 @@ func Build(in Input) (*Policy, error) {
 		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
 	}
 
-	r := resolver{cwd: in.Cwd, home: in.Home, dirs: map[string]string{}}
-	var err error
+	if in.ClaudeSettings && sandboxEnabled != nil && !*sandboxEnabled {
+		return nil, fmt.Errorf("Claude Code settings turn the sandbox off (sandbox.enabled: false, last set in %s); sbx runs nothing rather than run unsandboxed or against that choice: set it to true, or call sbx without --claude-settings", enabledFrom)
+	}
+
+	// The command's environment: presets and --reads declared resolve
+	// against what the command will see.
+	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, in.PassEnv, in.UnsetEnv, in.SetEnv)
+	if err != nil {
+		return nil, err
+	}
+	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
+	// Presets make toolchain caches writable: created 0700 when missing
+	// (a cache the tool would make on its first run anyway).
+	preset, err := presetWrites(dedupe(presets), env, home, in.DryRun, &p.Notes)
+	if err != nil {
+		return nil, err
+	}
+	allowWrite = append(allowWrite, preset...)
+	switch in.Reads {
+	case "", "all":
+	case "declared":
+		denyRead = append(denyRead, pathEntry{path: "/", literal: true})
+		allowRead = append(allowRead, declaredRuntime(in.Argv, env, in.Cwd)...)
+	default:
+		return nil, fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
+	}
+	for _, name := range dedupe(in.AllowRegistry) {
+		doms, err := RegistryDomains(name)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-registry: %w", err)
+		}
+		p.Network.AllowedDomains = append(p.Network.AllowedDomains, doms...)
+		p.Notes = append(p.Notes, fmt.Sprintf("--allow-registry %s: allowedDomains += %s", name, strings.Join(doms, ", ")))
+	}
 	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
 		return nil, err
 	}
@@ -153,10 +232,7 @@ func Build(in Input) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaults, err := r.all("built-in denyRead", entries(DefaultDenyRead), false)
-	if err != nil {
-		return nil, err
-	}
+	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
 	// A default credential location is re-opened by an allowRead that
 	// names it exactly; one inside it is re-opened by the mount view.
 	allowed := map[string]bool{}
@@ -216,11 +292,7 @@ func Build(in Input) (*Policy, error) {
 	p.ObserveFiles = in.ObserveFiles
 	p.Process = Process{
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs,
-		Home: in.Home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
-	}
-	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, in.PassEnv, in.UnsetEnv, in.SetEnv)
-	if err != nil {
-		return nil, err
+		Home: home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
 	}
 	p.Process.Env = env
 	p.Process.Removed = removed
@@ -261,6 +333,58 @@ type resolver struct {
 	cwd, home string
 	// dirs maps directories to their resolved paths (see evalSymlinks).
 	dirs map[string]string
+	// notes receives what was skipped.
+	notes *[]string
+}
+
+// defaults resolves the built-in credential locations, "~/" ones under
+// each of the caller's homes (HOME and the passwd entry's, when they
+// differ). A location that cannot be resolved (a HOME the caller cannot
+// read) is skipped with a note: the command, running as the caller,
+// cannot reach it either.
+func (r resolver) defaults(list []string, homes ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range homes {
+		if h == "" || !filepath.IsAbs(h) || filepath.Clean(h) == "/" || seen[filepath.Clean(h)] {
+			continue
+		}
+		seen[filepath.Clean(h)] = true
+		hr := r
+		hr.home = filepath.Clean(h)
+		for _, d := range list {
+			if !strings.HasPrefix(d, "~/") {
+				continue
+			}
+			got, err := hr.all("built-in denyRead", entries([]string{d}), false)
+			if err != nil {
+				r.note(fmt.Sprintf("built-in denyRead %q under %s skipped: %v (the command, as the same user, cannot reach it either)", d, h, errors.Unwrap(err)))
+				continue
+			}
+			out = append(out, got...)
+		}
+	}
+	if len(seen) == 0 {
+		r.note("no home directory (HOME unset or \"/\", and none in /etc/passwd): the built-in ~/ credential locations are not masked")
+	}
+	for _, d := range list {
+		if strings.HasPrefix(d, "~/") {
+			continue
+		}
+		got, err := r.all("built-in denyRead", entries([]string{d}), false)
+		if err != nil {
+			r.note(fmt.Sprintf("built-in denyRead %q skipped: %v", d, errors.Unwrap(err)))
+			continue
+		}
+		out = append(out, got...)
+	}
+	return dedupe(out)
+}
+
+func (r resolver) note(s string) {
+	if r.notes != nil {
+		*r.notes = append(*r.notes, s)
+	}
 }
 
 // evalSymlinks is filepath.EvalSymlinks for a clean absolute path, with
@@ -315,10 +439,18 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 		exists := true
 		if err != nil {
 			if real, exists, err = Resolve(abs); err != nil {
+				if e.optional {
+					r.note(fmt.Sprintf("%s %s (from %s) skipped: %v", key, e.path, e.from, err))
+					continue
+				}
 				return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 			}
 		}
 		if mustExist && !exists {
+			if e.optional {
+				r.note(fmt.Sprintf("%s %s (from %s) skipped: it does not exist", key, e.path, e.from))
+				continue
+			}
 			return nil, fmt.Errorf("%s %q: %s does not exist; create it first or fix the path", key, e.path, abs)
 		}
 		out = append(out, real)
@@ -328,6 +460,8 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 
 func (r resolver) abs(p string) (string, error) {
 	switch {
+	case (p == "~" || strings.HasPrefix(p, "~/")) && r.home == "":
+		return "", errors.New("HOME is not set and the caller has no home in /etc/passwd; write the absolute path")
 	case p == "~":
 		p = r.home
 	case strings.HasPrefix(p, "~/"):

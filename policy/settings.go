@@ -29,6 +29,11 @@ type layer struct {
 	allowPty, weakerNested, weakerNetIso, appleEvents *bool
 	ignoreViolations                                  map[string][]string
 	commands                                          json.RawMessage
+	presets                                           []string
+
+	// sandboxEnabled is Claude Code's sandbox.enabled (the harness's
+	// switch); --claude-settings refuses to run when it merges to false.
+	sandboxEnabled *bool
 
 	notes []string
 }
@@ -36,6 +41,19 @@ type layer struct {
 type pathEntry struct {
 	path    string
 	literal bool
+	// optional: a missing path is skipped with a note instead of being
+	// an error (paths that Claude Code permission rules name).
+	optional bool
+	// from names where the entry came from, for notes.
+	from string
+}
+
+// readCtx is what reading a settings file needs beyond the file.
+type readCtx struct {
+	cwd, home string
+	// claude: the file is one of Claude Code's own scopes
+	// (--claude-settings): it may lack a "sandbox" object.
+	claude bool
 }
 
 // keyKind says what sbx does with a settings key.
@@ -83,6 +101,7 @@ var Keys = map[string]string{
 	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
 	"credentials":                          "refused: secret re-injection is not built",
 	"commands":                             "honoured: the command gate (sbx check)",
+	"presets":                              "honoured: sbx's own: toolchain caches made writable (node, go, python, rust, dotnet, java; --preset)",
 	"ripgrep":                              "ignored with a note: sbx runs no helper binaries",
 	"seccomp":                              "ignored with a note: sbx runs no helper binaries",
 	"bwrapPath":                            "ignored with a note: sbx runs no helper binaries",
@@ -125,7 +144,7 @@ func (e *SettingsError) Error() string {
 }
 
 // readLayer loads and strictly validates one settings file.
-func readLayer(file string, managed bool) (*layer, error) {
+func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("cannot read: %v; check the path and permissions", unwrapPathErr(err))}
@@ -138,19 +157,40 @@ func readLayer(file string, managed bool) (*layer, error) {
 	if dec.More() {
 		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object"}
 	}
-	if top == nil {
+	if top == nil && !ctx.claude {
 		return nil, &SettingsError{File: file, Problem: "empty settings; it must be a JSON object with \"network\" and \"filesystem\" (srt) or \"sandbox\" (Claude Code)"}
 	}
 	l := &layer{file: file, managed: managed}
-	if sb, ok := top["sandbox"]; ok {
-		// Claude Code shape: the sandbox object holds our keys; the rest
-		// of the file is the harness's.
+	_, hasSandbox := top["sandbox"]
+	_, hasPerms := top["permissions"]
+	if hasSandbox || hasPerms || ctx.claude {
+		// Claude Code shape: the sandbox object holds our keys, and the
+		// permission rules Read(…) and Edit(…) merge into the
+		// filesystem lists; the rest of the file is the harness's.
+		keys := make([]string, 0, len(top))
 		for k := range top {
-			if k != "sandbox" {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k != "sandbox" && k != "permissions" {
 				l.notes = append(l.notes, fmt.Sprintf("%s: top-level key %q is Claude Code's, not sbx's: ignored", file, k))
 			}
 		}
-		obj, err := object(file, "sandbox", sb)
+		if hasPerms {
+			pr, err := parsePermissions(file, top["permissions"], claudeProjectRoot(file), ctx.cwd, ctx.home)
+			if err != nil {
+				return nil, err
+			}
+			l.notes = append(l.notes, pr.notes...)
+			l.allowWrite = append(l.allowWrite, ruleEntries(pr.allowWrite, file)...)
+			l.denyRead = append(l.denyRead, ruleEntries(pr.denyRead, file)...)
+			l.denyWrite = append(l.denyWrite, ruleEntries(pr.denyWrite, file)...)
+		}
+		if !hasSandbox {
+			return l, nil
+		}
+		obj, err := object(file, "sandbox", top["sandbox"])
 		if err != nil {
 			return nil, err
 		}
@@ -162,6 +202,16 @@ func readLayer(file string, managed bool) (*layer, error) {
 		}
 	}
 	return l, l.parse(top, "")
+}
+
+// ruleEntries are the paths a permission rule produced: already expanded
+// (literal) and skipped with a note when missing.
+func ruleEntries(paths []string, file string) []pathEntry {
+	out := make([]pathEntry, len(paths))
+	for i, p := range paths {
+		out[i] = pathEntry{path: p, literal: true, optional: true, from: file + " permissions"}
+	}
+	return out
 }
 
 func unwrapPathErr(err error) error {
@@ -229,6 +279,13 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 	case refused:
 		return &SettingsError{File: l.file, Key: shown, Problem: Keys[key] + "; remove the key"}
 	case ignoredHelper, harness:
+		if key == "sandbox.enabled" {
+			b, err := l.boolean(shown, raw)
+			if err != nil {
+				return err
+			}
+			l.sandboxEnabled = b
+		}
 		l.notes = append(l.notes, fmt.Sprintf("%s: %q %s", l.file, shown, strings.TrimPrefix(strings.TrimPrefix(Keys[key], "ignored with a note: "), "ignored: ")))
 		return nil
 	}
@@ -293,6 +350,14 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		l.allowPty, err = l.boolean(shown, raw)
 	case "allowAppleEvents":
 		l.appleEvents, err = l.boolean(shown, raw)
+	case "presets":
+		if l.presets, err = l.strings(shown, raw); err == nil {
+			for _, name := range l.presets {
+				if _, perr := PresetDirs(name, nil, ""); perr != nil {
+					return &SettingsError{File: l.file, Key: shown, Problem: perr.Error()}
+				}
+			}
+		}
 	case "commands":
 		if _, err = object(l.file, shown, raw); err == nil {
 			l.commands = raw

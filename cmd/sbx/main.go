@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,26 @@ func (l *fdList) Set(v string) error {
 	return nil
 }
 
+// optionalDir is --claude-settings[=DIR]: a flag with an optional value.
+type optionalDir struct {
+	set bool
+	dir string
+}
+
+func (o *optionalDir) String() string   { return o.dir }
+func (o *optionalDir) IsBoolFlag() bool { return true }
+func (o *optionalDir) Set(v string) error {
+	o.set = true
+	if v != "true" {
+		if v == "false" {
+			o.set = false
+			return nil
+		}
+		o.dir = v
+	}
+	return nil
+}
+
 // cmdRun runs a command, or with profile set prints the macOS Seatbelt
 // profile for the same flags and settings (`sbx profile --os darwin`).
 func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
@@ -83,11 +104,17 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	var in policy.Input
 	var settings, allowRead, denyRead, allowWrite, denyWrite list
 	var passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock, publish list
+	var presets, registries list
+	var claude optionalDir
 	var keep fdList
 	var vf violationFlags
 	vf.register(fs)
 	fs.Var(&settings, "settings", "")
 	fs.StringVar(&in.ManagedSettings, "managed-settings", "", "")
+	fs.Var(&claude, "claude-settings", "")
+	fs.StringVar(&in.Reads, "reads", "", "")
+	fs.Var(&presets, "preset", "")
+	fs.Var(&registries, "allow-registry", "")
 	fs.Var(&allowRead, "allow-read", "")
 	fs.Var(&denyRead, "deny-read", "")
 	fs.Var(&allowWrite, "allow-write", "")
@@ -115,6 +142,17 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.BoolVar(help, "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fail(stderr, "%v; see 'sbx --help'", err)
+	}
+	// --claude-settings takes an optional DIR: a bare flag followed by an
+	// existing directory (not the command: a directory cannot be run)
+	// names it, and flags after it are parsed too.
+	if rest := fs.Args(); claude.set && claude.dir == "" && len(rest) > 0 && rest[0] != "--" {
+		if st, err := os.Stat(rest[0]); err == nil && st.IsDir() {
+			claude.dir = rest[0]
+			if err := fs.Parse(rest[1:]); err != nil {
+				return fail(stderr, "%v; see 'sbx --help'", err)
+			}
+		}
 	}
 	if *help {
 		fmt.Fprint(stdout, usage)
@@ -162,6 +200,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in.PassEnv, in.SetEnv, in.UnsetEnv = passEnv, setEnv, unsetEnv
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
 	in.KeepFDs = keep
+	in.Presets, in.AllowRegistry = presets, registries
+	in.DryRun = *dryRun
 	for _, k := range keep {
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", k)); err != nil {
 			return fail(stderr, "--keep-fd %d: descriptor %d is not open", k, k)
@@ -171,9 +211,22 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	if in.Cwd, err = os.Getwd(); err != nil {
 		return fail(stderr, "cannot determine the working directory: %v", err)
 	}
-	in.Home, _ = os.UserHomeDir()
-	if in.Home == "" {
-		in.Home = "/"
+	// HOME may be unset, unreadable or another user's (setpriv, sudo -u
+	// without a login environment): policy.Build masks the credential
+	// locations under it and under the passwd entry's home, and skips
+	// with a note what it cannot resolve.
+	in.Home = os.Getenv("HOME")
+	in.PasswdHome = policy.PasswdHome(os.Getuid())
+	if claude.set {
+		in.ClaudeSettings = true
+		in.ClaudeDir = in.Cwd
+		if claude.dir != "" {
+			d, err := filepath.Abs(claude.dir)
+			if err != nil {
+				return fail(stderr, "--claude-settings %q: %v", claude.dir, err)
+			}
+			in.ClaudeDir = d
+		}
 	}
 	in.Self, _ = os.Executable()
 	in.Environ = os.Environ()
@@ -210,7 +263,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		out := struct {
 			Policy *policy.Policy `json:"policy"`
 			Plan   *sandbox.Plan  `json:"plan"`
-		}{p, plan}
+			// Visible is what an empty-root view (denyRead "/",
+			// --reads declared) holds; nothing else is there.
+			Visible []string `json:"visible,omitempty"`
+		}{p, plan, plan.Mounts.Visible()}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -235,7 +291,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		vf.abort(col)
 		return fail(stderr, "%v", err)
 	}
-	return vf.finish(col, code, stderr)
+	return vf.finish(p, col, code, stderr)
 }
 
 func fail(w io.Writer, format string, a ...any) int {
@@ -253,7 +309,17 @@ const usage = `sbx — run a command in a sandbox
 
 Policy:
   --settings FILE        srt / Claude Code settings JSON (repeatable; arrays merge, later scalars win)
-  --managed-settings F   managed layer (its allowManaged…Only keys are honoured)
+  --managed-settings F   managed layer: a file, or a directory laid out like
+                         /etc/claude-code (its scalars win; its allowManaged…Only keys are honoured)
+  --claude-settings [DIR]  Claude Code's scopes for project DIR (default: the working
+                         directory): managed, ~/.claude, DIR/.claude/settings{,.local}.json,
+                         with their Read()/Edit() permission rules; exit 125 if they
+                         set sandbox.enabled false
+  --reads all|declared   declared: nothing is readable but allowRead, allowWrite, the
+                         program and a minimal runtime (/usr /bin /sbin /lib* /etc)
+  --preset NAME          make a toolchain's caches writable: node go python rust dotnet
+                         java (repeatable; creates a missing cache 0700)
+  --allow-registry NAME  allow the ecosystem's public registry domains (same names)
   --allow-read PATH      re-open PATH inside a denied region (filesystem.allowRead)
   --deny-read PATH       hide PATH (filesystem.denyRead)
   --allow-write PATH     make PATH writable (filesystem.allowWrite)

@@ -82,7 +82,7 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 
 // finish closes the collector, prints the summary and applies
 // --fail-on-violation to the command's exit status.
-func (v *violationFlags) finish(col *violations.Collector, code int, stderr io.Writer) int {
+func (v *violationFlags) finish(p *policy.Policy, col *violations.Collector, code int, stderr io.Writer) int {
 	sum := col.Close()
 	if !v.quiet {
 		format := violations.FormatText
@@ -90,6 +90,9 @@ func (v *violationFlags) finish(col *violations.Collector, code int, stderr io.W
 			format = violations.FormatGitHub
 		}
 		sum.WriteText(stderr, format)
+		if h := writeHint(p, code, sum); h != "" {
+			fmt.Fprintln(stderr, h)
+		}
 	}
 	if v.quiet && sum.SinkErr != nil {
 		fmt.Fprintf(stderr, "sbx: writing violations: %v\n", sum.SinkErr)

@@ -1,0 +1,184 @@
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DeclaredRuntime are the system directories that --reads declared
+// leaves readable besides what the caller declares: the programs and
+// libraries of a minimal runtime, and /etc (less the built-in credential
+// masks, which stay).
+var DeclaredRuntime = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// declaredRuntime is what --reads declared adds to allowRead: the
+// DeclaredRuntime directories that exist, the program argv[0] names (as
+// PATH finds it) and its interpreter (a script's #! line, with env's
+// argument looked up too, or an ELF program's PT_INTERP), where they lie
+// outside those directories.
+func declaredRuntime(argv, environ []string, cwd string) []pathEntry {
+	var out []pathEntry
+	add := func(p, why string) {
+		out = append(out, pathEntry{path: p, literal: true, optional: true, from: why})
+	}
+	for _, d := range DeclaredRuntime {
+		if _, err := os.Lstat(d); err == nil {
+			add(d, "--reads declared")
+		}
+	}
+	if len(argv) == 0 {
+		return out
+	}
+	pathVar := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	seen := map[string]bool{}
+	var visit func(prog string, level int)
+	visit = func(prog string, level int) {
+		real, err := filepath.EvalSymlinks(prog)
+		if err != nil || seen[real] || level > 2 {
+			return
+		}
+		seen[real] = true
+		if !WithinAny(real, DeclaredRuntime) {
+			add(real, "--reads declared: the program "+prog)
+		}
+		for _, next := range interpreters(real, pathVar) {
+			visit(next, level+1)
+		}
+	}
+	if prog := findProgram(argv[0], pathVar, cwd); prog != "" {
+		visit(prog, 0)
+	}
+	return out
+}
+
+// findProgram finds name as execvp would, or "".
+func findProgram(name, pathVar, cwd string) string {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(cwd, name)
+		}
+		return name
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = cwd
+		}
+		cand := filepath.Join(dir, name)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return cand
+		}
+	}
+	return ""
+}
+
+// interpreters are the programs the kernel or env(1) runs to run file: a
+// script's #! interpreter (and, for "#!/usr/bin/env NAME", NAME on PATH),
+// or an ELF program's dynamic loader.
+func interpreters(file, pathVar string) []string {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	head = head[:n]
+	if rest, ok := bytes.CutPrefix(head, []byte("#!")); ok {
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		fields := strings.Fields(string(line))
+		if len(fields) == 0 {
+			return nil
+		}
+		out := []string{fields[0]}
+		if filepath.Base(fields[0]) == "env" {
+			for _, a := range fields[1:] {
+				if strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+					continue
+				}
+				if p := findProgram(a, pathVar, "/"); p != "" {
+					out = append(out, p)
+				}
+				break
+			}
+		}
+		return out
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return nil
+	}
+	defer ef.Close()
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			b := make([]byte, prog.Filesz)
+			if _, err := prog.ReadAt(b, 0); err == nil {
+				return []string{string(bytes.TrimRight(b, "\x00"))}
+			}
+		}
+	}
+	return nil
+}
+
+// PasswdHome returns uid's home directory from /etc/passwd, or "".
+func PasswdHome(uid int) string {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	want := strconv.Itoa(uid)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) >= 7 && fields[2] == want && filepath.IsAbs(fields[5]) {
+			return filepath.Clean(fields[5])
+		}
+	}
+	return ""
+}
+
+// presetWrites are the writable cache directories of the named presets.
+// A missing one is created (mode 0700, as the tool itself would on its
+// first run) unless dryRun; one that cannot be created is skipped with a
+// note: a preset is a convenience, never a reason not to run.
+func presetWrites(names, environ []string, home string, dryRun bool, notes *[]string) ([]pathEntry, error) {
+	var out []pathEntry
+	for _, name := range names {
+		dirs, err := PresetDirs(name, environ, home)
+		if err != nil {
+			return nil, fmt.Errorf("preset: %w", err)
+		}
+		for _, d := range dirs {
+			_, err := os.Stat(d.Path)
+			switch {
+			case err == nil:
+			case !os.IsNotExist(err):
+				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: %v", name, d.Path, d.Why, unwrapPathErr(err)))
+				continue
+			case dryRun:
+				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) would be created, mode 0700", name, d.Path, d.Why))
+				out = append(out, pathEntry{path: d.Path, literal: true, optional: true, from: "preset " + name})
+				continue
+			default:
+				if err := os.MkdirAll(d.Path, 0o700); err != nil {
+					*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: cannot create it: %v", name, d.Path, d.Why, unwrapPathErr(err)))
+					continue
+				}
+			}
+			*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s)", name, d.Path, d.Why))
+			out = append(out, pathEntry{path: d.Path, literal: true, optional: true, from: "preset " + name})
+		}
+	}
+	return out, nil
+}
