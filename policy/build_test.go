@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// input is a minimal Build input in a temporary working directory.
+func input(t *testing.T) Input {
+	t.Helper()
+	return Input{Argv: []string{"true"}, Cwd: t.TempDir(), Home: t.TempDir(), Environ: []string{"PATH=/usr/bin:/bin"}}
+}
+
+func TestBuildHomes(t *testing.T) {
+	// HOME and the passwd entry's home differ: the credential locations
+	// under both are masked (HOME=/elsewhere must not uncover ~/.ssh).
+	in := input(t)
+	in.PasswdHome = t.TempDir()
+	for _, h := range []string{in.Home, in.PasswdHome} {
+		if err := os.MkdirAll(filepath.Join(h, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{in.Home, in.PasswdHome} {
+		if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(h, ".ssh")) {
+			t.Errorf("%s/.ssh not denied: %v", h, p.Filesystem.DenyRead)
+		}
+	}
+
+	// No home at all: it runs, says so, and a "~/" path of the user's
+	// is an error naming it.
+	in = input(t)
+	in.Home = ""
+	p, err = Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "no home directory") {
+		t.Errorf("no note about the missing home: %q", p.Notes)
+	}
+	in.DenyRead = []string{"~/x"}
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), `"~/x"`) || !strings.Contains(err.Error(), "HOME is not set") {
+		t.Errorf("~/x without a home: %v", err)
+	}
+
+	// HOME unset: the passwd home stands in, for "~/" paths too.
+	in = input(t)
+	in.PasswdHome, in.Home = in.Home, ""
+	in.DenyRead = []string{"~/x"}
+	if p, err = Build(in); err != nil || !slices.Contains(p.Filesystem.DenyRead, filepath.Join(in.PasswdHome, "x")) {
+		t.Errorf("~/x with HOME unset: %v %v", err, p)
+	}
+}
+
+func TestBuildManagedScalarsWin(t *testing.T) {
+	in := input(t)
+	user := filepath.Join(in.Cwd, "user.json")
+	managed := filepath.Join(in.Cwd, "managed.json")
+	os.WriteFile(user, []byte(`{"sandbox": {"allowPty": true, "filesystem": {"denyRead": ["a"]}}}`), 0o644)
+	os.WriteFile(managed, []byte(`{"sandbox": {"allowPty": false, "filesystem": {"denyRead": ["b"]}}}`), 0o644)
+	in.Settings, in.ManagedSettings = []string{user}, managed
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AllowPty {
+		t.Error("the managed layer's allowPty false should win over a settings file")
+	}
+	for _, n := range []string{"a", "b"} {
+		if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(in.Cwd, n)) {
+			t.Errorf("arrays should merge: %v", p.Filesystem.DenyRead)
+		}
+	}
+}
+
+func TestBuildClaudeSettings(t *testing.T) {
+	in := input(t)
+	in.ClaudeSettings, in.ClaudeDir = true, in.Cwd
+	in.ManagedSettings = t.TempDir() // no managed files in it
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(in.Home, ".claude", "settings.json"), `{"model": "x", "permissions": {"deny": ["Edit(/docs/**)"]}}`)
+	write(filepath.Join(in.Cwd, ".claude", "settings.json"), `{"permissions": {"allow": ["Edit(src/**)"]}}`)
+	write(filepath.Join(in.Cwd, ".claude", "settings.local.json"), `{"permissions": {"deny": ["Read(./.env)"]}}`)
+	os.MkdirAll(filepath.Join(in.Cwd, "src"), 0o755)
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "/docs" in the user scope is relative to that file's project
+	// root: the home directory (which holds .claude/).
+	if !slices.Contains(p.Filesystem.DenyWrite, filepath.Join(in.Home, "docs")) {
+		t.Errorf("user scope Edit deny: %v", p.Filesystem.DenyWrite)
+	}
+	if !slices.Contains(p.Filesystem.AllowWrite, filepath.Join(in.Cwd, "src")) {
+		t.Errorf("project scope Edit allow: %v", p.Filesystem.AllowWrite)
+	}
+	if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(in.Cwd, ".env")) {
+		t.Errorf("local scope Read deny: %v", p.Filesystem.DenyRead)
+	}
+	// An Edit allow of a missing path is skipped with a note, not an error.
+	write(filepath.Join(in.Cwd, ".claude", "settings.json"), `{"permissions": {"allow": ["Edit(./missing)"]}}`)
+	if p, err = Build(in); err != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "missing") {
+		t.Errorf("missing Edit allow: %v %q", err, p.Notes)
+	}
+	// sandbox.enabled false refuses, naming the file.
+	write(filepath.Join(in.Cwd, ".claude", "settings.local.json"), `{"sandbox": {"enabled": false}}`)
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "settings.local.json") {
+		t.Errorf("sandbox.enabled false: %v", err)
+	}
+}
+
+func TestBuildPresetsAndReads(t *testing.T) {
+	in := input(t)
+	cache := filepath.Join(in.Cwd, "caches", "gocache")
+	in.Environ = append(in.Environ, "GOCACHE="+cache, "GOMODCACHE="+filepath.Join(in.Cwd, "mod"), "GOPATH="+filepath.Join(in.Cwd, "gopath"))
+	settings := filepath.Join(in.Cwd, "s.json")
+	os.WriteFile(settings, []byte(`{"network": {}, "filesystem": {}, "presets": ["go"]}`), 0o644)
+	in.Settings = []string{settings}
+
+	// A dry run creates nothing.
+	in.DryRun = true
+	if _, err := Build(in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cache); err == nil {
+		t.Fatal("a dry run created the cache")
+	}
+	in.DryRun = false
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(cache); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("cache not created 0700: %v %v", st, err)
+	}
+	for _, w := range []string{cache, filepath.Join(in.Cwd, "mod"), filepath.Join(in.Cwd, "gopath", "pkg", "sumdb")} {
+		if !slices.Contains(p.Filesystem.AllowWrite, w) {
+			t.Errorf("%s not writable: %v", w, p.Filesystem.AllowWrite)
+		}
+	}
+	if p.Network.Mode != "none" {
+		t.Errorf("a preset opened the network: %v", p.Network)
+	}
+
+	os.WriteFile(settings, []byte(`{"network": {}, "filesystem": {}, "presets": ["cobol"]}`), 0o644)
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "cobol") {
+		t.Errorf("unknown preset in settings: %v", err)
+	}
+	in.Settings = nil
+	in.AllowRegistry = []string{"go"}
+	in.Reads = "declared"
+	if p, err = Build(in); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Network.AllowedDomains, "proxy.golang.org") || p.Network.Mode != "filtered" {
+		t.Errorf("--allow-registry go: %v", p.Network)
+	}
+	if !slices.Contains(p.Filesystem.DenyRead, "/") || !slices.Contains(p.Filesystem.AllowRead, "/usr") || !slices.Contains(p.Filesystem.AllowRead, "/etc") {
+		t.Errorf("--reads declared: deny %v allow %v", p.Filesystem.DenyRead, p.Filesystem.AllowRead)
+	}
+	in.Reads = "some"
+	if _, err := Build(in); err == nil {
+		t.Error("--reads some accepted")
+	}
+}
