@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -294,6 +295,12 @@ func Build(in Input) (*Policy, error) {
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs,
 		Home: home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
 	}
+	if slices.Contains(presets, "node") && !p.WeakerNested && !hasEnv(env, "SPAWN_WRAP_SHIM_ROOT") {
+		// nyc's spawn-wrap writes its shims into HOME
+		// (~/.node-spawn-wrap-*) unless told otherwise: the private /tmp.
+		env = append(env, "SPAWN_WRAP_SHIM_ROOT=/tmp")
+		p.Notes = append(p.Notes, "preset node: SPAWN_WRAP_SHIM_ROOT=/tmp (nyc's shims go to the private /tmp, not HOME)")
+	}
 	p.Process.Env = env
 	p.Process.Removed = removed
 	for _, kv := range env {
@@ -301,6 +308,15 @@ func Build(in Input) (*Policy, error) {
 		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
 	}
 	return p, nil
+}
+
+func hasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			return true
+		}
+	}
+	return false
 }
 
 func scalar(dst *bool, v *bool) {
