@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: vet, the macOS cross-build, and the whole suite — as
+# The test command: vet, the cross-builds (linux and darwin, amd64 and
+# arm64), and the whole suite — as
 # the current user and, when run as root, again as the unprivileged user
 # sbxtest (most sbx users are not root; a root-only green is not green).
 set -euo pipefail
@@ -7,8 +8,12 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 test -z "$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 go vet ./...
-GOOS=darwin CGO_ENABLED=0 go build ./...
-GOOS=darwin CGO_ENABLED=0 go vet ./...
+# Every release target builds and vets without cgo: linux and darwin,
+# amd64 and arm64.
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build ./...
+  GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
+done
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 25m ./...
 if [ "$(id -u)" = 0 ]; then
