@@ -204,6 +204,9 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 	}
 	mask := ""
 	for _, m := range masks {
+		if m == "/" && (policy.Within(op.Path, "/tmp") || policy.Within(op.Path, "/dev") || policy.Within(op.Path, "/proc")) {
+			continue // the view's own mounts over the empty root, not part of it
+		}
 		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
 			mask = m
 		}

@@ -218,6 +218,15 @@ func TestStrictReads(t *testing.T) {
 	if n := strings.Count(r.stdout, "No such file or directory"); n < 4 {
 		t.Fatalf("undeclared paths should be absent (ENOENT), got %s", r)
 	}
+	// A declared path under /tmp is bound into the private /tmp, which
+	// stays writable.
+	tmp := t.TempDir()
+	writeFile(t, filepath.Join(tmp, "in", "data.txt"), "DECLARED")
+	os.Chmod(tmp, 0o755)
+	r = sh(t, runOpts{dir: tmp}, `cat in/data.txt && echo x > /tmp/new && cat /tmp/new`, "--reads", "declared", "--allow-read", "in")
+	if r.code != 0 || r.stdout != "DECLAREDx\n" {
+		t.Fatalf("strict reads under /tmp: %s", r)
+	}
 	// Credential masks inside an allowed /etc stay.
 	r = sh(t, runOpts{dir: d}, `cat /etc/shadow 2>/dev/null && echo READ-SHADOW; true`, "--deny-read", "/", "--allow-read", "/usr", "--allow-read", "/etc")
 	if strings.Contains(r.stdout, "READ-SHADOW") {
