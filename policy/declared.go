@@ -167,8 +167,7 @@ func presetWrites(names, environ []string, home string, dryRun bool, notes *[]st
 				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: %v", name, d.Path, d.Why, unwrapPathErr(err)))
 				continue
 			case dryRun:
-				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) would be created, mode 0700", name, d.Path, d.Why))
-				out = append(out, pathEntry{path: d.Path, literal: true, optional: true, from: "preset " + name})
+				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s), created mode 0700 when the command runs", name, d.Path, d.Why))
 				continue
 			default:
 				if err := os.MkdirAll(d.Path, 0o700); err != nil {

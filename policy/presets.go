@@ -74,6 +74,9 @@ var presetCaches = map[string][]presetCache{
 		{"Go build cache", []presetStep{{env: "GOCACHE"}, {env: "XDG_CACHE_HOME", under: "go-build"}, {under: ".cache/go-build"}}},
 		{"Go module cache", []presetStep{{env: "GOMODCACHE"}, {env: "GOPATH", under: "pkg/mod", list: true}, {under: "go/pkg/mod"}}},
 		{"Go checksum database", []presetStep{{env: "GOPATH", under: "pkg/sumdb", list: true}, {under: "go/pkg/sumdb"}}},
+		// The go command counts into os.UserConfigDir()/go/telemetry/local
+		// on every run; only the counters, never the mode file beside it.
+		{"Go telemetry counters", []presetStep{{env: "XDG_CONFIG_HOME", under: "go/telemetry/local"}, {under: ".config/go/telemetry/local"}}},
 	},
 	"python": {
 		{"pip cache", []presetStep{{env: "PIP_CACHE_DIR"}, {env: "XDG_CACHE_HOME", under: "pip"}, {under: ".cache/pip"}}},
@@ -137,7 +140,9 @@ var registryDomains = map[string][]string{
 //   - go: build cache GOCACHE, $XDG_CACHE_HOME/go-build or
 //     ~/.cache/go-build (none when GOCACHE=off); module cache GOMODCACHE,
 //     $GOPATH/pkg/mod or ~/go/pkg/mod; checksum database $GOPATH/pkg/sumdb
-//     or ~/go/pkg/sumdb. Only GOPATH's first entry is used, as go does.
+//     or ~/go/pkg/sumdb; telemetry counters $XDG_CONFIG_HOME/go/telemetry/local
+//     or ~/.config/go/telemetry/local. Only GOPATH's first entry is used,
+//     as go does.
 //   - python: pip PIP_CACHE_DIR, $XDG_CACHE_HOME/pip or ~/.cache/pip; uv
 //     UV_CACHE_DIR, $XDG_CACHE_HOME/uv or ~/.cache/uv; Poetry
 //     POETRY_CACHE_DIR, $XDG_CACHE_HOME/pypoetry or ~/.cache/pypoetry.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,8 +32,12 @@ func writeHint(p *policy.Policy, code int, sum violations.Summary) string {
 		if len(where) > 6 {
 			where = append(where[:6], fmt.Sprintf("%d more", len(where)-6))
 		}
-		return fmt.Sprintf("sbx: the command exited %d; writes were allowed only in %s; if it failed on a read-only file system, rerun with --observe-files writes to see the refused paths (toolchain caches: --preset %s)",
-			code, strings.Join(where, ", "), strings.Join(policy.PresetNames, "|"))
+		reads := ""
+		if slices.Contains(p.Filesystem.DenyRead, "/") {
+			reads = "; reads were limited to the declared paths (--dry-run lists them; anything else is absent)"
+		}
+		return fmt.Sprintf("sbx: the command exited %d; writes were allowed only in %s; if it failed on a read-only file system, rerun with --observe-files writes to see the refused paths (toolchain caches: --preset %s)%s",
+			code, strings.Join(where, ", "), strings.Join(policy.PresetNames, "|"), reads)
 	}
 	refused := map[string]bool{}
 	for _, r := range sum.First {
