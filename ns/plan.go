@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,13 +77,19 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		add(OpRW, w, true, "allowWrite")
 	}
 	for _, d := range fs.DenyWrite {
-		if inWritable(d) && exists(d) {
+		// A denied-write path that is also hidden stays hidden: binding
+		// it read-only from the host would put it back over its mask.
+		// The mask is read-only itself.
+		if inWritable(d) && exists(d) && !hidden(d, fs.DenyRead, fs.AllowRead, writable, true) {
 			add(OpRO, d, false, "denyWrite")
 		}
 	}
 	for _, a := range fs.AllowRead {
-		if a == "/tmp" || coveredRead(a, fs.AllowRead, fs.DenyRead) {
-			continue // the private /tmp is always there; a is bound with another allowRead
+		if a == "/tmp" || slices.Contains(fs.DenyRead, a) || coveredRead(a, fs.AllowRead, fs.DenyRead) {
+			// The private /tmp is always there; an allowRead that is
+			// also denied exactly stays denied (fail closed); one inside
+			// another allowRead is bound with it.
+			continue
 		}
 		for _, d := range fs.DenyRead {
 			if a != d && policy.Within(a, d) && exists(a) {
@@ -120,7 +127,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
 			continue
 		}
-		if hiddenAlready(d, fs.DenyRead, fs.AllowRead, writable) {
+		if hidden(d, fs.DenyRead, fs.AllowRead, writable, false) {
 			continue
 		}
 		st, err := os.Stat(d)
@@ -132,7 +139,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// The working directory must exist in the view, if only as an empty
 	// directory, for the command to start there: under a mask or the
 	// empty root it is made on the way, and shows nothing of the host.
-	if dir := p.Process.Dir; dir != "" && !inWritable(dir) && hiddenAlready(dir, fs.DenyRead, fs.AllowRead, writable) {
+	if dir := p.Process.Dir; dir != "" && !inWritable(dir) && hidden(dir, fs.DenyRead, fs.AllowRead, writable, false) {
 		add(OpDir, dir, true, "the working directory (its contents stay hidden)")
 	}
 	if plan.EmptyRoot {
@@ -142,7 +149,13 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if prot.err != nil {
 		return plan, prot.err
 	}
-	plan.Ops = append(plan.Ops, prot.ops...)
+	for _, o := range prot.ops {
+		// A protected name inside a mask is hidden with it: the mask is
+		// empty and read-only, so nothing there can be written or made.
+		if !hidden(o.Path, fs.DenyRead, fs.AllowRead, writable, true) {
+			plan.Ops = append(plan.Ops, o)
+		}
+	}
 	plan.Ops = dedupeOps(plan.Ops)
 	sort.SliceStable(plan.Ops, func(i, j int) bool {
 		a, b := plan.Ops[i], plan.Ops[j]
@@ -344,8 +357,8 @@ func rootLinks(visible []string) []Op {
 // with no denied path between them: binding that one shows a already.
 func coveredRead(a string, allow, deny []string) bool {
 	for _, b := range allow {
-		if b == a || !policy.Within(a, b) {
-			continue
+		if b == a || b == "/tmp" || !policy.Within(a, b) || slices.Contains(deny, b) {
+			continue // /tmp and an exactly denied allowRead are never bound
 		}
 		between := false
 		for _, d := range deny {
@@ -386,14 +399,14 @@ func (m MountPlan) Visible() []string {
 	return out
 }
 
-// hiddenAlready reports whether p lies inside a denied-read path other
-// than itself and is not brought back by any allowRead or writable path
-// that covers it. Such a path needs no mask of its own: nothing of it is
-// in the view.
-func hiddenAlready(p string, deny, allow, writable []string) bool {
+// hidden reports whether nothing of p is in the view: p lies inside a
+// denied-read path (p itself too, when self is set) that no allowRead or
+// writable path inside it brings back over p. Such a path needs no mask
+// of its own, and must get no bind from the host.
+func hidden(p string, deny, allow, writable []string, self bool) bool {
 	inside := ""
 	for _, d := range deny {
-		if d != p && policy.Within(p, d) && len(d) > len(inside) {
+		if (d != p || self) && policy.Within(p, d) && len(d) > len(inside) {
 			inside = d
 		}
 	}
@@ -401,8 +414,8 @@ func hiddenAlready(p string, deny, allow, writable []string) bool {
 		return false
 	}
 	for _, a := range append(append([]string(nil), allow...), writable...) {
-		if a != inside && policy.Within(a, inside) && policy.Within(p, a) {
-			return false
+		if a != inside && a != "/tmp" && policy.Within(a, inside) && policy.Within(p, a) {
+			return false // ("/tmp" is the private one, never the host's)
 		}
 	}
 	return true

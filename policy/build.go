@@ -197,18 +197,22 @@ func Build(in Input) (*Policy, error) {
 		return nil, err
 	}
 	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
+	var toCreate []string
+	r.create = &toCreate
 	// Presets make toolchain caches writable: created 0700 when missing
-	// (a cache the tool would make on its first run anyway).
-	preset, err := presetWrites(dedupe(presets), env, home, in.DryRun, &p.Notes)
+	// (a cache the tool would make on its first run anyway), once every
+	// check has passed and only for a real run.
+	preset, err := presetWrites(dedupe(presets), env, home, &p.Notes)
 	if err != nil {
 		return nil, err
 	}
 	allowWrite = append(allowWrite, preset...)
+	var declared []pathEntry
 	switch in.Reads {
 	case "", "all":
 	case "declared":
 		denyRead = append(denyRead, pathEntry{path: "/", literal: true})
-		allowRead = append(allowRead, declaredRuntime(in.Argv, env, in.Cwd)...)
+		declared = declaredRuntime(in.Argv, env, in.Cwd)
 	default:
 		return nil, fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
 	}
@@ -223,9 +227,11 @@ func Build(in Input) (*Policy, error) {
 	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
 		return nil, err
 	}
+	r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
 	if p.Filesystem.AllowWrite, err = r.all("allowWrite", allowWrite, true); err != nil {
 		return nil, err
 	}
+	r.protected = nil
 	if p.Filesystem.DenyWrite, err = r.all("denyWrite", denyWrite, false); err != nil {
 		return nil, err
 	}
@@ -246,6 +252,29 @@ func Build(in Input) (*Policy, error) {
 		}
 	}
 	p.Filesystem.DenyRead = dedupe(append(p.Filesystem.DenyRead, userDeny...))
+	// The runtime --reads declared derives (the program, its #!
+	// interpreter) never re-opens a denied path: a script's own first line
+	// must not undo a credential mask.
+	if len(declared) > 0 {
+		got, err := r.all("allowRead", declared, false)
+		if err != nil {
+			return nil, err
+		}
+		var denied []string
+		for _, d := range p.Filesystem.DenyRead {
+			if d != "/" {
+				denied = append(denied, d)
+			}
+		}
+		for _, g := range got {
+			if WithinAny(g, denied) {
+				p.Notes = append(p.Notes, fmt.Sprintf("--reads declared: %s is denied for reading; not re-opened for the program", g))
+				continue
+			}
+			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, g)
+		}
+		p.Filesystem.AllowRead = dedupe(p.Filesystem.AllowRead)
+	}
 	if in.Self != "" {
 		if self, err := filepath.EvalSymlinks(in.Self); err == nil {
 			p.Process.Self = self
@@ -302,6 +331,15 @@ func Build(in Input) (*Policy, error) {
 		p.Notes = append(p.Notes, "preset node: SPAWN_WRAP_SHIM_ROOT=/tmp (nyc's shims go to the private /tmp, not HOME)")
 	}
 	p.Process.Env = env
+	if !in.DryRun {
+		// Last: nothing above can fail any more.
+		for _, c := range toCreate {
+			if err := os.MkdirAll(c, 0o700); err != nil {
+				p.Notes = append(p.Notes, fmt.Sprintf("allowWrite %s skipped: cannot create it: %v", c, unwrapPathErr(err)))
+				p.Filesystem.AllowWrite = slices.DeleteFunc(p.Filesystem.AllowWrite, func(w string) bool { return w == c })
+			}
+		}
+	}
 	p.Process.Removed = removed
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -347,10 +385,48 @@ func dedupe(ss []string) []string {
 
 type resolver struct {
 	cwd, home string
+	// create receives the missing paths of entries marked create (a
+	// preset's cache), which Build makes once every check has passed.
+	create *[]string
 	// dirs maps directories to their resolved paths (see evalSymlinks).
 	dirs map[string]string
 	// notes receives what was skipped.
 	notes *[]string
+	// protected are the names a writable root may not be, lie in, or
+	// hold only as its own tail (set while resolving allowWrite).
+	protected []Protected
+}
+
+// protectedRoot names the protected name that making w writable would
+// expose, or "": w is one (~/.bashrc), lies inside one (.git/hooks/x), or
+// ends where one begins (.git holds hooks and config; .claude holds
+// commands and agents), so the search inside writable roots, which looks
+// for whole names, would not find it.
+func protectedRoot(w string, names []Protected) string {
+	comps := strings.Split(strings.TrimPrefix(filepath.Clean(w), "/"), "/")
+	for _, pn := range names {
+		nc := strings.Split(pn.Name, "/")
+		if pn.OnlyIfFile {
+			if comps[len(comps)-1] == pn.Name {
+				if st, err := os.Lstat(w); err == nil && !st.IsDir() {
+					return pn.Name
+				}
+			}
+			continue
+		}
+		for i := range comps {
+			// nc matched from comps[i]: wholly (w is or lies in the
+			// name) or up to w's end (w holds the rest of the name).
+			j := 0
+			for j < len(nc) && i+j < len(comps) && comps[i+j] == nc[j] {
+				j++
+			}
+			if j == len(nc) || (j > 0 && i+j == len(comps)) {
+				return pn.Name
+			}
+		}
+	}
+	return ""
 }
 
 // defaults resolves the built-in credential locations, "~/" ones under
@@ -362,7 +438,9 @@ func (r resolver) defaults(list []string, homes ...string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, h := range homes {
-		if h == "" || !filepath.IsAbs(h) || filepath.Clean(h) == "/" || seen[filepath.Clean(h)] {
+		// "/" is a home too (a container user run with HOME=/, whose
+		// tools keep /.aws and /.ssh).
+		if h == "" || !filepath.IsAbs(h) || seen[filepath.Clean(h)] {
 			continue
 		}
 		seen[filepath.Clean(h)] = true
@@ -381,7 +459,7 @@ func (r resolver) defaults(list []string, homes ...string) []string {
 		}
 	}
 	if len(seen) == 0 {
-		r.note("no home directory (HOME unset or \"/\", and none in /etc/passwd): the built-in ~/ credential locations are not masked")
+		r.note("no home directory (HOME unset or relative, and none in /etc/passwd): the built-in ~/ credential locations are not masked")
 	}
 	for _, d := range list {
 		if strings.HasPrefix(d, "~/") {
@@ -446,6 +524,10 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			sort.Strings(matches)
 			for _, m := range matches {
 				if real, err := r.evalSymlinks(m); err == nil {
+					if pn := protectedRoot(real, r.protected); pn != "" {
+						r.note(fmt.Sprintf("%s %q: match %s would make the protected name %s writable: skipped", key, e.path, real, pn))
+						continue
+					}
 					out = append(out, real)
 				}
 			}
@@ -461,6 +543,19 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 				}
 				return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 			}
+		}
+		if pn := protectedRoot(real, r.protected); pn != "" {
+			msg := fmt.Sprintf("%s %s would make the protected name %s writable; make a directory around it writable instead (protected names stay read-only there)", key, e.path, pn)
+			if e.optional {
+				r.note(msg + " (from " + e.from + "): skipped")
+				continue
+			}
+			return nil, errors.New(msg)
+		}
+		if mustExist && !exists && e.create && r.create != nil {
+			*r.create = append(*r.create, real)
+			out = append(out, real)
+			continue
 		}
 		if mustExist && !exists {
 			if e.optional {

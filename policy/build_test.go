@@ -176,3 +176,63 @@ func TestBuildPresetsAndReads(t *testing.T) {
 		t.Error("--reads some accepted")
 	}
 }
+
+func TestBuildHomeRootAndNoEarlyCreate(t *testing.T) {
+	// HOME=/ is a home: /.ssh and /.aws are masked.
+	in := input(t)
+	in.Home = "/"
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/.ssh", "/.aws", "/.docker/config.json"} {
+		if !slices.Contains(p.Filesystem.DenyRead, want) {
+			t.Errorf("HOME=/: %s not denied: %v", want, p.Filesystem.DenyRead)
+		}
+	}
+	// A preset's cache is created only once every check has passed.
+	in = input(t)
+	cache := filepath.Join(in.Cwd, "gocache")
+	in.Environ = append(in.Environ, "GOCACHE="+cache)
+	in.Presets = []string{"go"}
+	in.NetMode = "bogus"
+	if _, err := Build(in); err == nil {
+		t.Fatal("--net bogus accepted")
+	}
+	if _, err := os.Stat(cache); err == nil {
+		t.Fatal("a failed Build created the cache")
+	}
+	// The dry run's policy lists it, and creates nothing.
+	in.NetMode, in.DryRun = "", true
+	if p, err = Build(in); err != nil || !slices.Contains(p.Filesystem.AllowWrite, cache) {
+		t.Fatalf("dry run: %v %v", err, p.Filesystem.AllowWrite)
+	}
+	if _, err := os.Stat(cache); err == nil {
+		t.Fatal("a dry run created the cache")
+	}
+}
+
+func TestProtectedRoot(t *testing.T) {
+	names := ProtectedNames(false)
+	for w, want := range map[string]string{
+		"/p/.bashrc":          ".bashrc",
+		"/p/.git":             ".git/hooks",
+		"/p/.git/hooks":       ".git/hooks",
+		"/p/.git/hooks/x":     ".git/hooks",
+		"/p/.git/config":      ".git/config",
+		"/p/.claude":          ".claude/commands",
+		"/p/.claude/agents/a": ".claude/agents",
+		"/p/.vscode/x":        ".vscode",
+		"/p/.git/objects":     "",
+		"/p/src":              "",
+		"/p/.claude-x":        "",
+		"/":                   "",
+	} {
+		if got := protectedRoot(w, names); got != want {
+			t.Errorf("protectedRoot(%s) = %q, want %q", w, got, want)
+		}
+	}
+	if got := protectedRoot("/p/.git/config", ProtectedNames(true)); got != ".git/hooks" && got != "" {
+		t.Errorf("with allowGitConfig: %q", got)
+	}
+}

@@ -24,8 +24,9 @@ import (
 //   - Edit(path) in deny adds to denyWrite.
 //
 // Write, MultiEdit and NotebookEdit rules count as Edit rules (Claude Code
-// folds them into Edit). Every other rule, Read in allow, and Read or Edit
-// in ask produce a note and nothing else. A bare "Read" or "Edit" means
+// folds them into Edit). Read or Edit in ask count as deny rules (sbx
+// cannot ask; an unanswered question is a no), with a note. Every other
+// rule and Read in allow produce a note and nothing else. A bare "Read" or "Edit" means
 // every file ("/"); a bare Edit in allow is refused.
 //
 // Patterns (the text inside the parentheses) take four forms:
@@ -191,8 +192,9 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 	}
 	switch {
 	case list == "ask":
-		note("not applied: sbx cannot ask; move it to \"allow\" or \"deny\"")
-		return nil
+		// sbx cannot ask, and a question unanswered is a no: fail closed.
+		note("sbx cannot ask: applied as a deny rule")
+		list = "deny"
 	case list == "allow" && kind == "Read":
 		note("reads are allowed by default; a Read allow rule does not widen the sandbox (use sandbox.filesystem.allowRead to re-open a denied path)")
 		return nil

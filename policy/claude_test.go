@@ -198,9 +198,9 @@ func TestParsePermissions(t *testing.T) {
 				n(`permissions.allow "Read": reads are allowed by default; a Read allow rule does not widen the sandbox (use sandbox.filesystem.allowRead to re-open a denied path)`),
 			}}},
 		{"ask", `{"ask": ["Edit(./src/**)", "Read(./.env)", "Bash(git push)"]}`,
-			permRules{notes: []string{
-				n(`permissions.ask "Edit(./src/**)": not applied: sbx cannot ask; move it to "allow" or "deny"`),
-				n(`permissions.ask "Read(./.env)": not applied: sbx cannot ask; move it to "allow" or "deny"`),
+			permRules{denyRead: []string{"$APP/.env"}, denyWrite: []string{"$APP/src"}, notes: []string{
+				n(`permissions.ask "Edit(./src/**)": sbx cannot ask: applied as a deny rule`),
+				n(`permissions.ask "Read(./.env)": sbx cannot ask: applied as a deny rule`),
 				n(`permissions.ask "Bash(git push)": not a filesystem rule; not sbx's`),
 			}}},
 		{"other tools", `{"allow": ["Bash(npm test)", "Bash(echo ( hi)", "WebFetch(domain:example.com)", "WebFetch", "WebSearch", "mcp__github__create_issue", "Task(explore)"], "deny": ["WebFetch(domain:evil.com)", "Grep(*.pem)"]}`,

@@ -68,6 +68,9 @@ func findProgram(name, pathVar, cwd string) string {
 		if !filepath.IsAbs(name) {
 			name = filepath.Join(cwd, name)
 		}
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return ""
+		}
 		return name
 	}
 	for _, dir := range filepath.SplitList(pathVar) {
@@ -99,6 +102,9 @@ func interpreters(file, pathVar string) []string {
 		fields := strings.Fields(string(line))
 		if len(fields) == 0 {
 			return nil
+		}
+		if findProgram(fields[0], pathVar, "/") == "" || !filepath.IsAbs(fields[0]) {
+			return nil // not a program the kernel would run
 		}
 		out := []string{fields[0]}
 		if filepath.Base(fields[0]) == "env" {
@@ -149,34 +155,31 @@ func PasswdHome(uid int) string {
 }
 
 // presetWrites are the writable cache directories of the named presets.
-// A missing one is created (mode 0700, as the tool itself would on its
-// first run) unless dryRun; one that cannot be created is skipped with a
-// note: a preset is a convenience, never a reason not to run.
-func presetWrites(names, environ []string, home string, dryRun bool, notes *[]string) ([]pathEntry, error) {
+// A missing one is marked to be created (mode 0700, as the tool itself
+// would on its first run) when the command runs; one that cannot be
+// looked at is skipped with a note: a preset is a convenience, never a
+// reason not to run.
+func presetWrites(names, environ []string, home string, notes *[]string) ([]pathEntry, error) {
 	var out []pathEntry
 	for _, name := range names {
 		dirs, err := PresetDirs(name, environ, home)
 		if err != nil {
-			return nil, fmt.Errorf("preset: %w", err)
+			return nil, err
 		}
 		for _, d := range dirs {
+			e := pathEntry{path: d.Path, literal: true, optional: true, from: "preset " + name}
 			_, err := os.Stat(d.Path)
 			switch {
 			case err == nil:
+				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s)", name, d.Path, d.Why))
 			case !os.IsNotExist(err):
 				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: %v", name, d.Path, d.Why, unwrapPathErr(err)))
 				continue
-			case dryRun:
-				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s), created mode 0700 when the command runs", name, d.Path, d.Why))
-				continue
 			default:
-				if err := os.MkdirAll(d.Path, 0o700); err != nil {
-					*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: cannot create it: %v", name, d.Path, d.Why, unwrapPathErr(err)))
-					continue
-				}
+				e.create = true
+				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s), missing: created mode 0700 when the command runs", name, d.Path, d.Why))
 			}
-			*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s)", name, d.Path, d.Why))
-			out = append(out, pathEntry{path: d.Path, literal: true, optional: true, from: "preset " + name})
+			out = append(out, e)
 		}
 	}
 	return out, nil

@@ -46,6 +46,8 @@ type pathEntry struct {
 	optional bool
 	// from names where the entry came from, for notes.
 	from string
+	// create: a missing path is created (mode 0700) for a real run.
+	create bool
 }
 
 // readCtx is what reading a settings file needs beyond the file.
@@ -163,6 +165,13 @@ func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
 	l := &layer{file: file, managed: managed}
 	_, hasSandbox := top["sandbox"]
 	_, hasPerms := top["permissions"]
+	_, hasNet := top["network"]
+	_, hasFS := top["filesystem"]
+	if (hasPerms || hasSandbox) && (hasNet || hasFS) {
+		// Half srt, half Claude Code: either reading would drop the
+		// other half's rules.
+		return nil, &SettingsError{File: file, Problem: "mixes srt's top-level \"network\"/\"filesystem\" with Claude Code's \"sandbox\"/\"permissions\"; in a Claude Code file put them under \"sandbox\", or split the file"}
+	}
 	if hasSandbox || hasPerms || ctx.claude {
 		// Claude Code shape: the sandbox object holds our keys, and the
 		// permission rules Read(…) and Edit(…) merge into the

@@ -81,7 +81,7 @@ func InitMain(args []string) {
 		view.Close()
 		fail(125, "working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir)
 	}
-	path, code, err := lookPath(pl.Argv[0], pl.Env)
+	path, code, err := lookPath(pl.Argv[0], pl.Env, pl.Dir)
 	if err != nil {
 		view.Close()
 		fail(code, "%v", err)

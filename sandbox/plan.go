@@ -135,10 +135,15 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 }
 
 // lookPath finds argv0 the way a shell would, with the command's PATH, in
-// the caller's current filesystem view. It returns the sbx exit status for
-// a failure: 127 not found, 126 found but not executable.
-func lookPath(argv0 string, env []string) (string, int, error) {
+// the caller's current filesystem view; relative names (./run.sh, a "."
+// in PATH) are taken from dir, the command's working directory, whatever
+// the caller's own. It returns the sbx exit status for a failure: 127 not
+// found, 126 found but not executable.
+func lookPath(argv0 string, env []string, dir string) (string, int, error) {
 	if strings.Contains(argv0, "/") {
+		if !filepath.IsAbs(argv0) {
+			argv0 = filepath.Join(dir, argv0)
+		}
 		if err := checkExec(argv0); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return "", 127, fmt.Errorf("%s: no such file", argv0)
@@ -154,11 +159,14 @@ func lookPath(argv0 string, env []string) (string, int, error) {
 		}
 	}
 	var firstErr error
-	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" {
-			dir = "."
+	for _, pdir := range filepath.SplitList(pathVar) {
+		if pdir == "" {
+			pdir = "."
 		}
-		cand := filepath.Join(dir, argv0)
+		if !filepath.IsAbs(pdir) {
+			pdir = filepath.Join(dir, pdir)
+		}
+		cand := filepath.Join(pdir, argv0)
 		err := checkExec(cand)
 		if err == nil {
 			return cand, 0, nil

@@ -25,7 +25,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return failf(stderr, "becoming a subreaper: %v", err)
 	}
-	path, code, err := lookPath(pl.Argv[0], pl.Env)
+	path, code, err := lookPath(pl.Argv[0], pl.Env, pl.Dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return code

@@ -143,15 +143,13 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	if err := fs.Parse(args); err != nil {
 		return fail(stderr, "%v; see 'sbx --help'", err)
 	}
-	// --claude-settings takes an optional DIR: a bare flag followed by an
-	// existing directory (not the command: a directory cannot be run)
-	// names it, and flags after it are parsed too.
-	if rest := fs.Args(); claude.set && claude.dir == "" && len(rest) > 0 && rest[0] != "--" {
-		if st, err := os.Stat(rest[0]); err == nil && st.IsDir() {
-			claude.dir = rest[0]
-			if err := fs.Parse(rest[1:]); err != nil {
-				return fail(stderr, "%v; see 'sbx --help'", err)
-			}
+	// --claude-settings takes an optional DIR, as --claude-settings=DIR
+	// or as the one word between the flag and "--" (never a word that
+	// could be the command: `--claude-settings go test` runs go).
+	if rest := fs.Args(); claude.set && claude.dir == "" && len(rest) > 1 && rest[0] != "--" && rest[1] == "--" {
+		claude.dir = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return fail(stderr, "%v; see 'sbx --help'", err)
 		}
 	}
 	if *help {
@@ -201,7 +199,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
 	in.KeepFDs = keep
 	in.Presets, in.AllowRegistry = presets, registries
-	in.DryRun = *dryRun
+	in.DryRun = *dryRun || profile // a profile runs nothing: create nothing
 	for _, k := range keep {
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", k)); err != nil {
 			return fail(stderr, "--keep-fd %d: descriptor %d is not open", k, k)
@@ -210,6 +208,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	var err error
 	if in.Cwd, err = os.Getwd(); err != nil {
 		return fail(stderr, "cannot determine the working directory: %v", err)
+	}
+	// Getwd may answer with $PWD, a path through symlinks; the view is
+	// built from resolved paths.
+	if real, err := filepath.EvalSymlinks(in.Cwd); err == nil {
+		in.Cwd = real
 	}
 	// HOME may be unset, unreadable or another user's (setpriv, sudo -u
 	// without a login environment): policy.Build masks the credential
@@ -311,8 +314,9 @@ Policy:
   --settings FILE        srt / Claude Code settings JSON (repeatable; arrays merge, later scalars win)
   --managed-settings F   managed layer: a file, or a directory laid out like
                          /etc/claude-code (its scalars win; its allowManaged…Only keys are honoured)
-  --claude-settings [DIR]  Claude Code's scopes for project DIR (default: the working
-                         directory): managed, ~/.claude, DIR/.claude/settings{,.local}.json,
+  --claude-settings[=DIR]  Claude Code's scopes for project DIR (default: the working
+                         directory; also --claude-settings DIR -- CMD): managed, ~/.claude,
+                         DIR/.claude/settings{,.local}.json,
                          with their Read()/Edit() permission rules; exit 125 if they
                          set sandbox.enabled false
   --reads all|declared   declared: nothing is readable but allowRead, allowWrite, the

@@ -420,3 +420,124 @@ func TestWriteHint(t *testing.T) {
 		t.Fatalf("success: want no hint, got %s", r)
 	}
 }
+
+// TestReviewedEscapes holds the ways around this work's protections that
+// review found, each shown to fail now, with the allowed path beside it.
+func TestReviewedEscapes(t *testing.T) {
+	t.Run("Read and Edit deny on one directory keep it hidden", func(t *testing.T) {
+		d := claudeProject(t, `{"permissions": {"allow": ["Edit(./**)"], "deny": ["Read(./secrets/**)", "Edit(./secrets/**)"]}}`)
+		writeFile(t, filepath.Join(d, "secrets", "api.key"), "S3CRET")
+		writeFile(t, filepath.Join(d, "sec", "prod"), "PROD")
+		r := sh(t, runOpts{dir: d}, `cat secrets/api.key; echo x > secrets/new; echo ok > other && cat other`, "--claude-settings", d)
+		if strings.Contains(r.stdout, "S3CRET") || !strings.Contains(r.stdout, "ok") {
+			t.Fatalf("%s", r)
+		}
+		if _, err := os.Stat(filepath.Join(d, "secrets", "new")); err == nil {
+			t.Fatal("wrote into a denied directory")
+		}
+		r = sh(t, runOpts{dir: d}, `cat sec/prod 2>/dev/null; true`, "--allow-write", ".", "--deny-read", "sec", "--deny-write", "sec/prod")
+		if strings.Contains(r.stdout, "PROD") {
+			t.Fatalf("flag form: %s", r)
+		}
+	})
+	t.Run("a #! line does not re-open a credential under --reads declared", func(t *testing.T) {
+		home := hostTempDir(t)
+		writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "PRIVATE")
+		writeFile(t, filepath.Join(home, ".ssh", "run"), "#!/bin/sh\ncat "+filepath.Join(home, ".ssh", "id_ed25519")+"\n")
+		os.Chmod(filepath.Join(home, ".ssh", "run"), 0o755)
+		proj := hostTempDir(t)
+		for name, line := range map[string]string{
+			"configure": "#!/usr/bin/env -S -u " + filepath.Join(home, ".ssh") + " sh -c \"cat " + filepath.Join(home, ".ssh", "id_ed25519") + "\"",
+			"second":    "#!" + filepath.Join(home, ".ssh", "run"),
+			"third":     "#!/usr/bin/env " + filepath.Join(home, ".ssh", "run"),
+		} {
+			writeFile(t, filepath.Join(proj, name), line+"\n")
+			os.Chmod(filepath.Join(proj, name), 0o755)
+			r := sbx(t, runOpts{dir: proj, env: append(os.Environ(), "HOME="+home)}, "--reads", "declared", "--allow-read", ".", "--", "./"+name)
+			if strings.Contains(r.stdout, "PRIVATE") {
+				t.Fatalf("%s: the key was read: %s", name, r)
+			}
+		}
+	})
+	t.Run("a writable root is never a protected name", func(t *testing.T) {
+		d := t.TempDir()
+		os.MkdirAll(filepath.Join(d, ".git", "hooks"), 0o755)
+		writeFile(t, filepath.Join(d, ".bashrc"), "rc")
+		for _, flags := range [][]string{{"--allow-write", ".git"}, {"--allow-write", ".git/hooks"}, {"--allow-write", ".bashrc"}, {"--allow-write", ".git*"}} {
+			r := sh(t, runOpts{dir: d}, `touch .git/hooks/pre-commit 2>/dev/null; echo x >> .bashrc 2>/dev/null; true`, flags...)
+			if r.code == 0 && flags[1] != ".git*" {
+				t.Errorf("%q: want exit 125, got %s", flags, r)
+			}
+		}
+		// From a project's Claude settings: skipped with a note, the run goes on.
+		writeFile(t, filepath.Join(d, ".claude", "settings.json"), `{"permissions": {"allow": ["Edit(./.bashrc)", "Edit(./.git/**)"]}}`)
+		r := sh(t, runOpts{dir: d}, `touch .git/hooks/pre-commit; echo x >> .bashrc; true`, "--claude-settings", d)
+		wantCode(t, r, 0)
+		if _, err := os.Stat(filepath.Join(d, ".git", "hooks", "pre-commit")); err == nil {
+			t.Fatal("a hook was planted")
+		}
+		if b, _ := os.ReadFile(filepath.Join(d, ".bashrc")); string(b) != "rc" {
+			t.Fatalf(".bashrc changed: %q", b)
+		}
+	})
+	t.Run("a file mixing srt and Claude Code keys is refused", func(t *testing.T) {
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {"denyRead": ["x"]}, "permissions": {"deny": ["Read(y)"]}}`)
+		wantRefusedIn(t, d, "mixes", "--settings", filepath.Join(d, "s.json"))
+	})
+	t.Run("a directory named like the command is the command", func(t *testing.T) {
+		d := t.TempDir()
+		os.Mkdir(filepath.Join(d, "echo"), 0o755)
+		r := sbx(t, runOpts{dir: d}, "--claude-settings", "echo", "hi")
+		if r.code != 0 || r.stdout != "hi\n" {
+			t.Fatalf("%s", r)
+		}
+		r = sbx(t, runOpts{dir: t.TempDir()}, "--claude-settings="+d, "--", "/bin/echo", "ran")
+		if r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("--claude-settings=DIR: %s", r)
+		}
+	})
+	t.Run("a symlinked working directory", func(t *testing.T) {
+		d := hostTempDir(t)
+		os.Mkdir(filepath.Join(d, "real"), 0o755)
+		os.Symlink("real", filepath.Join(d, "link"))
+		link := filepath.Join(d, "link")
+		r := sh(t, runOpts{dir: link, env: append(os.Environ(), "PWD="+link)}, `echo x > out && cat out`, "--reads", "declared", "--allow-write", ".")
+		if r.code != 0 || r.stdout != "x\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("./script runs from the working directory", func(t *testing.T) {
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, "run.sh"), "#!/bin/sh\necho script-ran\n")
+		os.Chmod(filepath.Join(d, "run.sh"), 0o755)
+		for _, flags := range [][]string{nil, {"--weaker-nested"}} {
+			r := sbx(t, runOpts{dir: d}, append(flags, "--", "./run.sh")...)
+			if r.code != 0 || r.stdout != "script-ran\n" {
+				t.Fatalf("%q: %s", flags, r)
+			}
+		}
+	})
+	t.Run("a denied subdirectory of a writable root that holds protected names", func(t *testing.T) {
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, "sec", ".bashrc"), "rc")
+		writeFile(t, filepath.Join(d, "sec", "key"), "S3CRET")
+		os.MkdirAll(filepath.Join(d, "sec", ".git", "hooks"), 0o755)
+		r := sh(t, runOpts{dir: d}, `cat sec/key; echo x > sec/.bashrc; echo ok > f && cat f`, "--allow-write", ".", "--deny-read", "sec")
+		if r.code != 0 || strings.Contains(r.stdout, "S3CRET") || !strings.Contains(r.stdout, "ok") {
+			t.Fatalf("%s", r)
+		}
+		if b, _ := os.ReadFile(filepath.Join(d, "sec", ".bashrc")); string(b) != "rc" {
+			t.Fatalf(".bashrc changed: %q", b)
+		}
+	})
+	t.Run("strict reads: an allowRead of /tmp and a path below it", func(t *testing.T) {
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, "f"), "TMPFILE")
+		os.Chmod(d, 0o755)
+		r := sbx(t, runOpts{}, "--reads", "declared", "--allow-read", "/tmp", "--allow-read", d, "--", "cat", filepath.Join(d, "f"))
+		if r.code != 0 || r.stdout != "TMPFILE" {
+			t.Fatalf("%s", r)
+		}
+	})
+}
