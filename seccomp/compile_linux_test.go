@@ -35,6 +35,13 @@ func TestSyscallNamesMatchLibseccomp(t *testing.T) {
 				t.Errorf("%s: %s is %d, table says %d", arch, name, sc, nr)
 			}
 		}
+		// The tests' own numbers (extraNumbers) are libseccomp's too.
+		goarch := map[uint32]string{auditArchX86_64: "amd64", auditArchAArch64: "arm64"}[audit]
+		for name, nr := range extraNumbers[goarch] {
+			if sc, err := libseccomp.GetSyscallFromNameByArch(name, arch); err != nil || int(sc) != int(nr) {
+				t.Errorf("%s: %s is %d (%v), extraNumbers says %d", arch, name, sc, err, nr)
+			}
+		}
 		// And every call the filter names that exists on arch is in the table.
 		for _, name := range append(append([]string{}, deniedCalls...), "clone", "clone3", "unshare", "ioctl", "socket", "socketpair", "connect") {
 			sc, err := libseccomp.GetSyscallFromNameByArch(name, arch)

@@ -2,9 +2,14 @@
 // command may not make, and how the filter reaches the kernel.
 //
 // The filter is compiled with libseccomp at development time, by go
-// generate, for every Config, and the classic BPF programs are embedded in
-// sbx (filters_GOARCH.go; Compile returns one): sbx links no libseccomp and
-// needs no cgo. The filter's definition is compileLibseccomp
+// generate, for every Config and for each target architecture (amd64 and
+// arm64, both from any machine: libseccomp targets a foreign architecture
+// as well as its own), and the classic BPF programs are embedded in sbx
+// (filters_GOARCH.go; Compile returns one): sbx links no libseccomp and
+// needs no cgo. On any other architecture Compile fails and sbx refuses
+// to run. The tests run both tables in two BPF interpreters (their own
+// and golang.org/x/net/bpf's) with each architecture's numbers, on every
+// machine; no test has run on an arm64 kernel yet. The filter's definition is compileLibseccomp
 // (libseccomp_linux_test.go); the tests compare the embedded programs with
 // its output and run them on the calls listed below. The
 // sandbox's exec stage loads those bytes with one seccomp(2) call on the

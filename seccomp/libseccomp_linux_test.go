@@ -17,21 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// deniedCalls get EPERM unconditionally.
-var deniedCalls = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
-	"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns",
-	"add_key", "request_key", "keyctl",
-	"bpf", "perf_event_open", "userfaultfd",
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "quotactl",
-	"acct", "swapon", "swapoff", "reboot", "syslog", "vhangup",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-	"iopl", "ioperm", "uselib", "nfsservctl",
-}
-
 // nsFlags are the clone/unshare flags that create namespaces.
 var nsFlags = []uint64{
 	unix.CLONE_NEWUSER, unix.CLONE_NEWNS, unix.CLONE_NEWPID, unix.CLONE_NEWNET,
@@ -40,12 +25,32 @@ var nsFlags = []uint64{
 
 const low32 = 0xffffffff
 
-// compileLibseccomp builds the filter for c with libseccomp and exports it
-// as BPF. This is the filter's definition: go generate ./seccomp runs it
-// (TestGeneratedFilters -update) for every Config and embeds the programs
-// in filters_GOARCH.go, which is what sbx loads. It lives in a test file so
+// targets are the architectures go generate ./seccomp compiles programs
+// for, from any machine: libseccomp targets a foreign architecture as
+// well as its own. Both are little-endian, as the exported bytes are.
+var targets = map[string]libseccomp.ScmpArch{"amd64": libseccomp.ArchAMD64, "arm64": libseccomp.ArchARM64}
+
+// compileLibseccomp builds the filter for c on this machine's
+// architecture (compileFor).
+func compileLibseccomp(c Config) (Program, error) { return compileFor(c, runtime.GOARCH) }
+
+// compileFor builds the filter for c with libseccomp, for the Go
+// architecture goarch, and exports it as BPF. This is the filter's
+// definition: go generate ./seccomp runs it (TestGeneratedFilters -update)
+// for every Config and every target and embeds the programs in
+// filters_GOARCH.go, which is what sbx loads. It lives in a test file so
 // that no sbx binary links libseccomp.
-func compileLibseccomp(c Config) (Program, error) {
+//
+// The filter holds goarch's architecture alone, so its architecture check
+// kills every other audit arch: i386 and x32 on amd64 (x32 by x32Guard),
+// and 32-bit ARM (compat) on arm64. Rules are named, and libseccomp
+// numbers them for the target; a call the target does not have (open,
+// creat, mkdir … on arm64; iopl on arm64) is left out.
+func compileFor(c Config, goarch string) (Program, error) {
+	arch, ok := targets[goarch]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: no target %s", goarch)
+	}
 	if c.UnixConnect && c.AllowUnixSockets {
 		return nil, errors.New("seccomp: UnixConnect (an allow-list of Unix sockets) and AllowUnixSockets (every Unix socket) exclude each other")
 	}
@@ -71,6 +76,18 @@ func compileLibseccomp(c Config) (Program, error) {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
 	}
 	defer f.Release()
+	native, err := libseccomp.GetNativeArch()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: native arch: %w", err)
+	}
+	if arch != native {
+		if err := f.AddArch(arch); err != nil {
+			return nil, fmt.Errorf("seccomp: adding %s: %w", goarch, err)
+		}
+		if err := f.RemoveArch(native); err != nil {
+			return nil, fmt.Errorf("seccomp: removing %s: %w", native, err)
+		}
+	}
 	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
 		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
@@ -80,9 +97,14 @@ func compileLibseccomp(c Config) (Program, error) {
 		return nil, fmt.Errorf("seccomp: nnp attribute: %w", err)
 	}
 	rule := func(name string, act libseccomp.ScmpAction, conds ...libseccomp.ScmpCondition) error {
+		if sc, err := libseccomp.GetSyscallFromNameByArch(name, arch); err != nil || sc < 0 {
+			return nil // not on the target
+		}
+		// A rule names a call in the native numbering; libseccomp
+		// translates it for each architecture of the filter.
 		sc, err := libseccomp.GetSyscallFromName(name)
 		if err != nil {
-			return nil // not on this architecture
+			return fmt.Errorf("seccomp: %s is on %s but not known natively (%s): generate on an amd64 or arm64 machine", name, goarch, native)
 		}
 		if len(conds) == 0 {
 			err = f.AddRule(sc, act)
@@ -209,7 +231,10 @@ func compileLibseccomp(c Config) (Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(x32Guard(), prog...), nil
+	if goarch == "amd64" {
+		prog = append(x32Guard(), prog...)
+	}
+	return prog, nil
 }
 
 // observedWrites are the path-based calls that create, change or remove
@@ -288,9 +313,6 @@ func export(f *libseccomp.ScmpFilter) ([]byte, error) {
 // run them. The guard is prepended; BPF jumps are relative, so the
 // libseccomp program after it is unchanged.
 func x32Guard() []byte {
-	if runtime.GOARCH != "amd64" {
-		return nil
-	}
 	const (
 		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -322,45 +344,52 @@ func libseccompVersion() string {
 
 var update = flag.Bool("update", false, "rewrite filters_GOARCH.go from libseccomp (go generate ./seccomp)")
 
-// TestGeneratedFilters checks the embedded programs against libseccomp
-// compiling the same Config now, or with -update writes them.
+// TestGeneratedFilters checks the embedded programs of every target
+// against libseccomp compiling the same Config now (the other target's
+// table is read from its source file), or with -update writes them.
 func TestGeneratedFilters(t *testing.T) {
 	if *update {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "// Code generated by go generate ./seccomp (TestGeneratedFilters -update) with libseccomp %s; DO NOT EDIT.\n\n", libseccompVersion())
-		fmt.Fprintf(&b, "package seccomp\n\nconst generatedWith = %q\n\nvar generated = []generatedProgram{\n", libseccompVersion())
-		for _, c := range Configs() {
-			p, err := compileLibseccomp(c)
-			if err != nil {
-				fmt.Fprintf(&b, "\t// %#v: %v\n", c, err)
-				continue
+		for goarch := range targets {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "// Code generated by go generate ./seccomp (TestGeneratedFilters -update) with libseccomp %s; DO NOT EDIT.\n\n", libseccompVersion())
+			fmt.Fprintf(&b, "package seccomp\n\nconst generatedWith = %q\n\nvar generated = []generatedProgram{\n", libseccompVersion())
+			for _, c := range Configs() {
+				p, err := compileFor(c, goarch)
+				if err != nil {
+					fmt.Fprintf(&b, "\t// %#v: %v\n", c, err)
+					continue
+				}
+				fmt.Fprintf(&b, "\t{%#v, %q},\n", c, string(p))
 			}
-			fmt.Fprintf(&b, "\t{%#v, %q},\n", c, string(p))
-		}
-		fmt.Fprintf(&b, "}\n")
-		src, err := format.Source(bytes.ReplaceAll(b.Bytes(), []byte("seccomp.Config{"), []byte("Config{")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("filters_"+runtime.GOARCH+".go", src, 0o644); err != nil {
-			t.Fatal(err)
+			fmt.Fprintf(&b, "}\n")
+			src, err := format.Source(bytes.ReplaceAll(b.Bytes(), []byte("seccomp.Config{"), []byte("Config{")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile("filters_"+goarch+".go", src, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return
 	}
-	if v := libseccompVersion(); v != LibraryVersion() {
-		t.Skipf("the embedded programs come from libseccomp %s, this machine has %s: their bytes may differ (TestEmbeddedFilters still checks what they do); run go generate ./seccomp here to compare", LibraryVersion(), v)
-	}
-	for _, c := range Configs() {
-		want, werr := compileLibseccomp(c)
-		got, gerr := Compile(c)
-		if werr != nil {
-			if gerr == nil {
-				t.Errorf("%+v: libseccomp refuses it (%v), yet a program is embedded", c, werr)
-			}
+	for goarch := range targets {
+		table, version := sourceTable(t, goarch)
+		if v := libseccompVersion(); v != version {
+			t.Logf("%s: the embedded programs come from libseccomp %s, this machine has %s: their bytes may differ (TestTables still checks what they do); run go generate ./seccomp here to compare", goarch, version, v)
 			continue
 		}
-		if gerr != nil || !bytes.Equal(got, want) {
-			t.Errorf("%+v: the embedded program is not libseccomp's (%d vs %d bytes, %v): run go generate ./seccomp", c, len(got), len(want), gerr)
+		for _, c := range Configs() {
+			want, werr := compileFor(c, goarch)
+			got, ok := table[c]
+			if werr != nil {
+				if ok {
+					t.Errorf("%s %+v: libseccomp refuses it (%v), yet a program is embedded", goarch, c, werr)
+				}
+				continue
+			}
+			if !ok || !bytes.Equal(got, want) {
+				t.Errorf("%s %+v: the embedded program is not libseccomp's (%d vs %d bytes): run go generate ./seccomp", goarch, c, len(got), len(want))
+			}
 		}
 	}
 }
