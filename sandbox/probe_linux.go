@@ -3,8 +3,11 @@
 package sandbox
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"github.com/sbx-sh/sbx/landlock"
@@ -12,30 +15,60 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Probe inspects the kernel. It starts one short-lived child in a new user
-// namespace to learn whether sbx's full mode can run.
+// probeArg is the one argument with which Probe starts its own binary as
+// the first process of new namespaces: this package's init then mounts a
+// fresh /proc, as every full-mode run does, and exits (probeExitBase +
+// errno when that fails). Any binary that can call Probe links this
+// package, so it has the init.
+const (
+	probeArg      = "__sbx_probe_proc__"
+	probeExitBase = 64
+)
+
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == probeArg && os.Getpid() == 1 {
+		os.Exit(probeProc())
+	}
+}
+
+func probeProc() int {
+	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if err == nil {
+		err = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	}
+	var e syscall.Errno
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &e) && e > 0 && int(e) < 255-probeExitBase:
+		return probeExitBase + int(e)
+	}
+	return 255
+}
+
+// Probe inspects the kernel. It starts one short-lived child in new user,
+// mount, pid and network namespaces to learn whether sbx's full mode can
+// run (and whether a fresh /proc can be mounted there), reads the files
+// Diagnose needs, and diagnoses them.
 func Probe() Report {
 	var r Report
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		r.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 	}
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
-	}
-	if err := cmd.Run(); err != nil {
-		r.UserNS.Reason = usernsProblem(err)
+	s := Snapshot()
+	if s.UsernsError != "" {
+		r.UserNS.Reason = s.UsernsError
 	} else {
 		r.UserNS.Available = true
+		r.Proc.Mountable = s.ProcErrno == 0
+		if s.ProcErrno != 0 {
+			r.Proc.Reason = "mount proc: " + s.ProcErrno.Error()
+		}
 	}
-	r.Landlock.ABI = landlock.ABI()
-	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
-	r.Seccomp.Available = e == 0
+	r.Landlock.ABI = s.LandlockABI
+	r.Seccomp.Available = s.Seccomp
 	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {
-		r.Seccomp.Available = false
 		r.Seccomp.Library = err.Error()
 	} else {
 		r.Seccomp.Library = "built in, compiled with libseccomp " + seccomp.LibraryVersion()
@@ -43,10 +76,75 @@ func Probe() Report {
 	switch {
 	case r.Landlock.ABI == 0 || !r.Seccomp.Available:
 		r.Mode = "unavailable"
-	case r.UserNS.Available:
+	case r.UserNS.Available && r.Proc.Mountable:
 		r.Mode = "full"
 	default:
 		r.Mode = "weaker-only"
 	}
+	r.Diagnosis = Diagnose(s)
 	return r
+}
+
+// Snapshot takes this host's HostSnapshot: it reads SnapshotPaths and
+// runs the namespace, Landlock and seccomp probes.
+func Snapshot() HostSnapshot {
+	s := HostSnapshot{Files: map[string]string{}}
+	for _, p := range SnapshotPaths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+		f.Close()
+		if err == nil {
+			s.Files[p] = string(b)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		s.Exe = exe
+	}
+	s.UsernsError, s.UsernsErrno, s.ProcErrno = probeNamespaces(s.Exe)
+	s.LandlockABI = landlock.ABI()
+	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
+	s.Seccomp = e == 0
+	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {
+		s.Seccomp = false
+	}
+	return s
+}
+
+// probeNamespaces starts exe (this binary; /bin/true without it) with
+// probeArg in new user, mount, pid and network namespaces, with the id
+// maps sbx's init gets (idMap: root's maps every id).
+func probeNamespaces(exe string) (usernsErr string, usernsErrno, procErrno syscall.Errno) {
+	cmd := exec.Command("/bin/true")
+	if exe != "" {
+		cmd = exec.Command(exe, probeArg)
+		cmd.Env = []string{}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET,
+		UidMappings: idMap(os.Getuid()),
+		GidMappings: idMap(os.Getgid()),
+		// As sbx's init has: a mapped uid other than 0 would lose it at exec.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "", 0, 0
+	case errors.As(err, &ee):
+		// It started, so the namespaces exist; the exit says how the
+		// mount went.
+		if c := ee.ExitCode(); c > probeExitBase && c < 255 {
+			return "", 0, syscall.Errno(c - probeExitBase)
+		}
+		return "", 0, 0
+	}
+	errors.As(err, &usernsErrno)
+	return err.Error(), usernsErrno, 0
 }

@@ -10,5 +10,6 @@ func Probe() Report {
 	r.Kernel = runtime.GOOS
 	r.Mode = "unavailable"
 	r.Seccomp.Library = "none"
+	r.Diagnosis = Diagnosis{ID: "not-linux", Message: "the Linux mechanisms (user namespaces, Landlock, seccomp) do not exist on " + runtime.GOOS}
 	return r
 }

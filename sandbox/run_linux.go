@@ -157,7 +157,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		}
 	}
 	if startErr != nil {
-		return failf(stderr, "%s", usernsProblem(startErr)), nil
+		return failf(stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr)), nil
 	}
 	if ready != nil {
 		ready(pl)
