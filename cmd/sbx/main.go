@@ -25,8 +25,15 @@ import (
 	"github.com/sbx-sh/sbx/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// version and commit are set at build time with -ldflags "-X main.version=…
+// -X main.commit=…" (scripts/release.sh does). When they are not, sbx
+// version reads them from the build information the go command stamps in
+// (the module version of a `go install …@vX`, the VCS revision of a build
+// in a git checkout): see cmdVersion.
+var (
+	version string
+	commit  string
+)
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
