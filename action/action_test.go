@@ -1,0 +1,879 @@
+// Package action holds the sbx GitHub Action (action.yml, install.sh,
+// run.sh). These tests run the action's shell steps with plain bash in a
+// fake GitHub environment (GITHUB_PATH, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT,
+// RUNNER_TEMP), against an sbx built from this tree. Nothing here leaves
+// 127.0.0.1: releases come from an httptest server, Go modules from a
+// file:// proxy.
+package action
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// sbxBin is sbx built from this tree (by TestMain).
+var sbxBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sbx-action-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sbxBin = filepath.Join(dir, "sbx")
+	cmd := exec.Command("go", "build", "-o", sbxBin, "../cmd/sbx")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOPROXY=off", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ../cmd/sbx: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// gh is a fake GitHub Actions runner environment.
+type gh struct {
+	t                         *testing.T
+	runnerTemp                string
+	pathFile, summary, output string
+}
+
+func newGH(t *testing.T) *gh {
+	t.Helper()
+	d := t.TempDir()
+	g := &gh{
+		t:          t,
+		runnerTemp: filepath.Join(d, "runner-temp"),
+		pathFile:   filepath.Join(d, "github_path"),
+		summary:    filepath.Join(d, "step_summary"),
+		output:     filepath.Join(d, "github_output"),
+	}
+	if err := os.Mkdir(g.runnerTemp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{g.pathFile, g.summary, g.output} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g
+}
+
+// env is the environment a step sees: this process's, minus anything that
+// looks like the runner's or an input, plus the fake runner's files, the
+// step's inputs, and PATH with GITHUB_PATH's entries in front (newest
+// first, as the runner does).
+func (g *gh) env(inputs map[string]string, extraPath ...string) []string {
+	var env []string
+	path := os.Getenv("PATH")
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "INPUT_") || strings.HasPrefix(k, "GITHUB_") || strings.HasPrefix(k, "RUNNER_") || k == "PATH" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	b, err := os.ReadFile(g.pathFile)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, p := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if p != "" {
+			path = p + ":" + path
+		}
+	}
+	for _, p := range extraPath {
+		path = p + ":" + path
+	}
+	env = append(env,
+		"PATH="+path,
+		"RUNNER_TEMP="+g.runnerTemp,
+		"GITHUB_PATH="+g.pathFile,
+		"GITHUB_STEP_SUMMARY="+g.summary,
+		"GITHUB_OUTPUT="+g.output,
+		"GITHUB_ACTIONS=true",
+	)
+	for k, v := range inputs {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the action's script (install.sh or run.sh) with bash in dir.
+func (g *gh) run(script, dir string, inputs map[string]string, extraPath ...string) result {
+	g.t.Helper()
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	cmd := exec.Command("bash", abs)
+	cmd.Dir = dir
+	cmd.Env = g.env(inputs, extraPath...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err = cmd.Run()
+	r := result{stdout: so.String(), stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		g.t.Fatalf("bash %s: %v", script, err)
+	}
+	g.t.Logf("%s %v: exit %d\nstdout:\n%s\nstderr:\n%s", script, inputs, r.code, r.stdout, r.stderr)
+	return r
+}
+
+func (g *gh) read(f string) string {
+	g.t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (g *gh) bindir() string { return filepath.Join(g.runnerTemp, "sbx", "bin") }
+
+// installed checks that install.sh put a working sbx into the bin
+// directory and named that directory in GITHUB_PATH.
+func (g *gh) installed(want []byte) {
+	g.t.Helper()
+	if got := strings.TrimSpace(g.read(g.pathFile)); got != g.bindir() {
+		g.t.Errorf("GITHUB_PATH holds %q, want %q", got, g.bindir())
+	}
+	bin := filepath.Join(g.bindir(), "sbx")
+	st, err := os.Stat(bin)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		g.t.Errorf("%s is not executable (%v)", bin, st.Mode())
+	}
+	if want != nil {
+		if got, _ := os.ReadFile(bin); !bytes.Equal(got, want) {
+			g.t.Errorf("%s is not the binary served (%d bytes, want %d)", bin, len(got), len(want))
+		}
+	}
+	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "sbx ") {
+		g.t.Errorf("%s version: %v %q", bin, err, out)
+	}
+}
+
+func TestInstallPath(t *testing.T) {
+	g := newGH(t)
+	r := g.run("install.sh", t.TempDir(), map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbxBin})
+	if r.code != 0 {
+		t.Fatalf("install=path: exit %d", r.code)
+	}
+	if !strings.Contains(r.stdout, "mode:") {
+		t.Errorf("no doctor output on stdout")
+	}
+	want, _ := os.ReadFile(sbxBin)
+	g.installed(want)
+
+	g = newGH(t)
+	r = g.run("install.sh", t.TempDir(), map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": filepath.Join(t.TempDir(), "missing")})
+	if r.code == 0 || !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, "is not an executable file") {
+		t.Errorf("install=path of a missing file: exit %d, want 1 and an ::error", r.code)
+	}
+	if strings.TrimSpace(g.read(g.pathFile)) != "" {
+		t.Errorf("a failed install added to GITHUB_PATH")
+	}
+}
+
+// TestInstallNoRunnerTemp: without RUNNER_TEMP (outside Actions), sbx goes
+// into a fresh temporary directory.
+func TestInstallNoRunnerTemp(t *testing.T) {
+	g := newGH(t)
+	tmp := t.TempDir()
+	var env []string
+	for _, kv := range g.env(map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbxBin}) {
+		if !strings.HasPrefix(kv, "RUNNER_TEMP=") && !strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command("bash", "install.sh")
+	cmd.Env = append(env, "TMPDIR="+tmp)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh without RUNNER_TEMP: %v\n%s", err, out)
+	}
+	dir := strings.TrimSpace(g.read(g.pathFile))
+	if !strings.HasPrefix(dir, tmp+"/sbx-action.") || filepath.Base(dir) != "bin" {
+		t.Errorf("GITHUB_PATH holds %q, want a bin directory in a new directory under %s", dir, tmp)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sbx")); err != nil {
+		t.Error(err)
+	}
+}
+
+// fakeSbx writes a script that answers version and doctor like sbx on a
+// machine whose sandbox mode is mode, and runs -c true only as far as that
+// mode allows (weaker-only: with --weaker-nested).
+func fakeSbx(t *testing.T, mode string) string {
+	p := filepath.Join(t.TempDir(), "sbx")
+	script := `#!/bin/sh
+mode=` + mode + `
+case $1 in
+version) echo "sbx fake"; exit 0 ;;
+doctor) printf 'kernel:           Linux fake\nuser namespaces:  NO — cannot create a user namespace: AppArmor restricts unprivileged user namespaces\nmode:             %s\n' "$mode"; exit 0 ;;
+esac
+for a; do
+	if [ "$a" = --weaker-nested ] && [ "$mode" = weaker-only ]; then exit 0; fi
+done
+echo "sbx: cannot create a user namespace (fake)" >&2
+exit 125
+`
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestInstallDoctor: the install step fails closed when the sandbox cannot
+// start, shows doctor's diagnosis and points to the README; weaker-only is
+// accepted when --weaker-nested was asked for.
+func TestInstallDoctor(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode, args, settings string
+		ok                         bool
+	}{
+		{"unavailable", "unavailable", "", "", false},
+		{"unavailable even with --weaker-nested", "unavailable", "--weaker-nested", "", false},
+		{"weaker-only", "weaker-only", "--observe-files writes", "", false},
+		{"weaker-only with --weaker-nested", "weaker-only", "--allow-write . --weaker-nested", "", true},
+		{"weaker-only with enableWeakerNestedSandbox", "weaker-only", "", `{"enableWeakerNestedSandbox": true, "network": {}, "filesystem": {}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGH(t)
+			dir := t.TempDir()
+			in := map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": fakeSbx(t, tc.mode), "INPUT_ARGS": tc.args}
+			if tc.settings != "" {
+				if err := os.WriteFile(filepath.Join(dir, "s.json"), []byte(tc.settings), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				in["INPUT_SETTINGS"] = "s.json"
+			}
+			r := g.run("install.sh", dir, in)
+			if !strings.Contains(r.stdout, "AppArmor restricts") {
+				t.Errorf("doctor's output is not shown")
+			}
+			if tc.ok {
+				if r.code != 0 || !strings.Contains(r.stderr, "::warning") {
+					t.Errorf("exit %d, want 0 and a ::warning about --weaker-nested", r.code)
+				}
+				return
+			}
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			if !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, "#when-sbx-cannot-start") || !strings.Contains(r.stderr, "(fake)") {
+				t.Errorf("stderr has no ::error with sbx's reason, pointing to the README's \"When sbx cannot start\"")
+			}
+		})
+	}
+}
+
+// releaseServer serves a fake GitHub release of sbx on 127.0.0.1:
+// /releases/download/TAG/ASSET and /releases/latest/download/ASSET.
+type releaseServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []string
+}
+
+func newReleaseServer(t *testing.T, tag, asset string, bin []byte, sums string) *releaseServer {
+	s := &releaseServer{}
+	files := map[string][]byte{
+		"/releases/download/" + tag + "/" + asset:   bin,
+		"/releases/download/" + tag + "/SHA256SUMS": []byte(sums),
+		"/releases/latest/download/" + asset:        bin,
+		"/releases/latest/download/SHA256SUMS":      []byte(sums),
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits = append(s.hits, r.URL.Path)
+		s.mu.Unlock()
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *releaseServer) requested() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.hits...)
+}
+
+func sha256hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func TestInstallRelease(t *testing.T) {
+	bin, err := os.ReadFile(sbxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := runtime.GOARCH // the built binary's, which is this machine's
+	if arch != "amd64" && arch != "arm64" {
+		t.Skipf("no sbx release for %s", arch)
+	}
+	other := "amd64"
+	if arch == "amd64" {
+		other = "arm64"
+	}
+	good := sha256hex(bin)
+	bad := sha256hex(append([]byte("tampered"), bin...))
+	for _, tc := range []struct {
+		name, version, served, asset, sums string
+		wantErr                            string // "" means success
+		wantHits                           []string
+	}{
+		{
+			name: "pinned", version: "v9.9.9", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:     good + "  sbx-v9.9.9-linux-" + arch + "\n" + bad + "  sbx-v9.9.9-linux-" + other + "\n",
+			wantHits: []string{"/releases/download/v9.9.9/SHA256SUMS", "/releases/download/v9.9.9/sbx-v9.9.9-linux-" + arch},
+		},
+		{
+			name: "pinned, asset without the v", version: "v9.9.9", served: "v9.9.9", asset: "sbx-9.9.9-linux-" + arch,
+			sums:     good + " *sbx-9.9.9-linux-" + arch + "\n",
+			wantHits: []string{"/releases/download/v9.9.9/SHA256SUMS", "/releases/download/v9.9.9/sbx-9.9.9-linux-" + arch},
+		},
+		{
+			name: "latest", version: "latest", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:     bad + "  sbx-v9.9.9-linux-" + other + "\n" + good + "  sbx-v9.9.9-linux-" + arch + "\n",
+			wantHits: []string{"/releases/latest/download/SHA256SUMS", "/releases/latest/download/sbx-v9.9.9-linux-" + arch},
+		},
+		{
+			name: "wrong checksum", version: "v9.9.9", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:    bad + "  sbx-v9.9.9-linux-" + arch + "\n",
+			wantErr: "checksum mismatch",
+		},
+		{
+			name: "wrong checksum, latest", version: "latest", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:    bad + "  sbx-v9.9.9-linux-" + arch + "\n",
+			wantErr: "checksum mismatch",
+		},
+		{
+			name: "asset not in SHA256SUMS", version: "v9.9.9", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:    good + "  sbx-v9.9.9-linux-" + other + "\n",
+			wantErr: "lists no sbx-v9.9.9-linux-" + arch,
+		},
+		{
+			name: "no such release", version: "v1.0.0", served: "v9.9.9", asset: "sbx-v1.0.0-linux-" + arch,
+			sums:    good + "  sbx-v1.0.0-linux-" + arch + "\n",
+			wantErr: "cannot download",
+		},
+		{
+			name: "version with a slash", version: "v1/../../x", served: "v9.9.9", asset: "sbx-v9.9.9-linux-" + arch,
+			sums:    good + "  sbx-v9.9.9-linux-" + arch + "\n",
+			wantErr: "use latest, a release tag",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newReleaseServer(t, tc.served, tc.asset, bin, tc.sums)
+			g := newGH(t)
+			r := g.run("install.sh", t.TempDir(), map[string]string{
+				"INPUT_INSTALL":     "release",
+				"INPUT_VERSION":     tc.version,
+				"INPUT_RELEASE_URL": srv.URL + "/releases/download",
+			})
+			if tc.wantErr != "" {
+				if r.code != 1 || !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, tc.wantErr) {
+					t.Errorf("exit %d, want 1 and an ::error saying %q", r.code, tc.wantErr)
+				}
+				if _, err := os.Stat(filepath.Join(g.bindir(), "sbx")); err == nil {
+					t.Errorf("sbx was installed")
+				}
+				if strings.TrimSpace(g.read(g.pathFile)) != "" {
+					t.Errorf("a failed install added to GITHUB_PATH")
+				}
+				return
+			}
+			if r.code != 0 {
+				t.Fatalf("exit %d", r.code)
+			}
+			g.installed(bin)
+			if got := srv.requested(); strings.Join(got, " ") != strings.Join(tc.wantHits, " ") {
+				t.Errorf("requested %q, want %q", got, tc.wantHits)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(g.runnerTemp, "sbx")); len(entries) != 1 {
+				t.Errorf("the download directory was left behind: %v", entries)
+			}
+		})
+	}
+}
+
+// TestInstallReleaseRefusals: what is refused before anything is fetched.
+func TestInstallReleaseRefusals(t *testing.T) {
+	fakeBin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fakeBin, "uname"), []byte("#!/bin/sh\necho riscv64\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := newReleaseServer(t, "v9.9.9", "x", nil, "")
+	for _, tc := range []struct {
+		name, url, version, wantErr string
+		path                        []string
+	}{
+		{"unsupported machine", srv.URL + "/releases/download", "v9.9.9", "no sbx release for machine 'riscv64'", []string{fakeBin}},
+		{"plain http to another host", "http://example.invalid/releases/download", "v9.9.9", "use https://", nil},
+		{"latest without /download", srv.URL + "/mirror", "latest", "does not end in /download", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGH(t)
+			r := g.run("install.sh", t.TempDir(), map[string]string{
+				"INPUT_INSTALL": "release", "INPUT_VERSION": tc.version, "INPUT_RELEASE_URL": tc.url,
+			}, tc.path...)
+			if r.code != 1 || !strings.Contains(r.stderr, tc.wantErr) {
+				t.Errorf("exit %d, want 1 and %q", r.code, tc.wantErr)
+			}
+		})
+	}
+	if hits := srv.requested(); len(hits) != 0 {
+		t.Errorf("requested %q before refusing", hits)
+	}
+	g := newGH(t)
+	if r := g.run("install.sh", t.TempDir(), map[string]string{"INPUT_INSTALL": "brew"}); r.code != 1 || !strings.Contains(r.stderr, "use release, go or path") {
+		t.Errorf("install=brew: exit %d", r.code)
+	}
+}
+
+// TestInstallGo runs install=go against a file:// module proxy holding
+// this tree as github.com/sbx-sh/sbx v0.0.1 in front of the local module
+// cache's downloads: go install runs for real, offline.
+func TestInstallGo(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOMODCACHE: %v", err)
+	}
+	downloads := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	if _, err := os.Stat(filepath.Join(downloads, "golang.org", "x", "sys")); err != nil {
+		t.Skipf("the module cache has no downloads to serve offline: %v", err)
+	}
+	proxy := t.TempDir()
+	vdir := filepath.Join(proxy, "github.com", "sbx-sh", "sbx", "@v")
+	if err := os.MkdirAll(vdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"list":        []byte("v0.0.1\n"),
+		"v0.0.1.info": []byte(`{"Version":"v0.0.1","Time":"2026-01-01T00:00:00Z"}`),
+		"v0.0.1.mod":  gomod,
+	} {
+		if err := os.WriteFile(filepath.Join(vdir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := moduleZip(filepath.Join(vdir, "v0.0.1.zip"), "..", "github.com/sbx-sh/sbx@v0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+
+	g := newGH(t)
+	r := g.run("install.sh", t.TempDir(), map[string]string{
+		"INPUT_INSTALL":  "go",
+		"INPUT_VERSION":  "latest",
+		"GOPROXY":        "file://" + proxy + ",file://" + downloads,
+		"GOSUMDB":        "off",
+		"GOMODCACHE":     filepath.Join(t.TempDir(), "modcache"),
+		"GOFLAGS":        "-modcacherw",
+		"GOTOOLCHAIN":    "local",
+		"GONOSUMDB":      "",
+		"GOPRIVATE":      "",
+		"GOINSECURE":     "",
+		"GONOPROXY":      "",
+		"GOEXPERIMENT":   "",
+		"GOWORK":         "off",
+		"CGO_ENABLED":    "1", // the script must set 0 itself
+		"INPUT_SBX_PATH": "",
+	})
+	if r.code != 0 {
+		t.Fatalf("install=go: exit %d", r.code)
+	}
+	if !strings.Contains(r.stdout, "cmd/sbx@latest") {
+		t.Errorf("version latest did not become @latest")
+	}
+	g.installed(nil)
+}
+
+// moduleZip writes the module at dir as a module zip with prefix: every
+// regular file except .git, bin/, nested modules and what .gitignore names
+// for builds (bench/out, *.test).
+func moduleZip(dst, dir, prefix string) error {
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			switch {
+			case rel == ".":
+				return nil
+			case rel == ".git" || rel == "bin" || rel == "bench/out" || rel == "vendor":
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || rel == "sbx" || strings.HasSuffix(rel, ".test") {
+			return nil
+		}
+		w, err := zw.Create(prefix + "/" + rel)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// installSbx installs the built sbx (install=path) into g and returns it.
+func installSbx(t *testing.T) *gh {
+	t.Helper()
+	g := newGH(t)
+	if r := g.run("install.sh", t.TempDir(), map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbxBin}); r.code != 0 {
+		t.Fatalf("install: exit %d", r.code)
+	}
+	return g
+}
+
+func outputs(t *testing.T, g *gh) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(g.read(g.output)))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func TestRun(t *testing.T) {
+	g := installSbx(t)
+	ws := t.TempDir() // the workspace: where the step starts
+	work := filepath.Join(ws, "sub")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sbx.json", `{"network": {}, "filesystem": {"allowWrite": ["."]}}`)
+	write("bad.json", `{"bogus": 1}`)
+	jsonl := filepath.Join(g.runnerTemp, "sbx-violations.jsonl")
+	lines := func() int {
+		b, err := os.ReadFile(jsonl)
+		if err != nil {
+			return 0
+		}
+		return bytes.Count(b, []byte("\n"))
+	}
+	step := func(in map[string]string) result {
+		t.Helper()
+		for _, f := range []string{g.summary, g.output} {
+			if err := os.WriteFile(f, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return g.run("run.sh", ws, in)
+	}
+
+	t.Run("success", func(t *testing.T) {
+		r := step(map[string]string{
+			"INPUT_COMMAND":           `touch made-here && echo "hello from $(pwd)"`,
+			"INPUT_SETTINGS":          "sbx.json", // relative to the workspace, not to sub
+			"INPUT_WORKING_DIRECTORY": "sub",
+			"INPUT_ARGS":              "--observe-files writes",
+		})
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0", r.code)
+		}
+		if !strings.Contains(r.stdout, "hello from "+work) {
+			t.Errorf("stdout %q: the command did not run in the working directory", r.stdout)
+		}
+		if _, err := os.Stat(filepath.Join(work, "made-here")); err != nil {
+			t.Errorf("the allowed write did not happen: %v", err)
+		}
+		if strings.Contains(r.stderr, "::warning") {
+			t.Errorf("annotations on a clean run")
+		}
+		if s := g.read(g.summary); !strings.Contains(s, "### sbx: no violations") {
+			t.Errorf("summary %q", s)
+		}
+		if o := outputs(t, g); o["exit-code"] != "0" || o["violations"] != "0" || o["violations-file"] != jsonl {
+			t.Errorf("outputs %v", o)
+		}
+	})
+
+	for _, tc := range []struct {
+		name, fail string
+		want       int
+	}{
+		{"violation", "true", 123},
+		{"violation again, not failing", "false", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := lines()
+			r := step(map[string]string{
+				"INPUT_COMMAND":           `touch refused-here 2>/dev/null; echo carried on`,
+				"INPUT_WORKING_DIRECTORY": work,
+				"INPUT_ARGS":              "--observe-files writes",
+				"INPUT_FAIL_ON_VIOLATION": tc.fail,
+			})
+			if r.code != tc.want {
+				t.Errorf("exit %d, want %d", r.code, tc.want)
+			}
+			if !strings.Contains(r.stdout, "carried on") {
+				t.Errorf("the command did not run")
+			}
+			if _, err := os.Stat(filepath.Join(work, "refused-here")); err == nil {
+				t.Errorf("the write outside the allowed paths happened")
+			}
+			ann := regexp.MustCompile(`(?m)^::warning title=sbx violation \(file-write\)::file-write deny \S+ refused-here -> ` + regexp.QuoteMeta(filepath.Join(work, "refused-here")) + ` \(.*\) \(rule: .*\) pid \d+ \S*touch$`)
+			if !ann.MatchString(r.stderr) {
+				t.Errorf("no ::warning annotation for the refused write on stderr")
+			}
+			if !strings.Contains(r.stderr, "::warning title=sbx violations::1 violation (1 file-write); records: "+jsonl) {
+				t.Errorf("no ::warning headline on stderr")
+			}
+			if s := g.read(g.summary); !strings.Contains(s, "### sbx: 1 violation") || !strings.Contains(s, "| file-write | 1 |") {
+				t.Errorf("summary %q lacks the violation count", s)
+			}
+			if n := lines(); n != before+1 {
+				t.Errorf("%s has %d records, want %d", jsonl, n, before+1)
+			}
+			b, _ := os.ReadFile(jsonl)
+			if !bytes.Contains(b, []byte(`"kind":"file-write"`)) || !bytes.HasPrefix(b, []byte(`{"time":`)) {
+				t.Errorf("%s is not JSON Lines: %q", jsonl, b)
+			}
+			if o := outputs(t, g); o["violations"] != "1" || o["exit-code"] != fmt.Sprint(tc.want) {
+				t.Errorf("outputs %v", o)
+			}
+		})
+	}
+
+	t.Run("invalid settings", func(t *testing.T) {
+		r := step(map[string]string{"INPUT_COMMAND": "echo ran", "INPUT_SETTINGS": "bad.json"})
+		if r.code != 125 {
+			t.Errorf("exit %d, want 125", r.code)
+		}
+		if strings.Contains(r.stdout, "ran") {
+			t.Errorf("the command ran")
+		}
+		if !strings.Contains(r.stderr, "bogus") && !strings.Contains(r.stderr, "bad.json") {
+			t.Errorf("stderr does not name the problem")
+		}
+	})
+
+	t.Run("args are words, not shell", func(t *testing.T) {
+		marker := filepath.Join(t.TempDir(), "pwned")
+		r := step(map[string]string{
+			"INPUT_COMMAND": `printf '%s|%s\n' "$GREETING" "$X"`,
+			"INPUT_ARGS":    `--set-env 'GREETING=hello world' --set-env "X=$(touch ` + marker + `)"`,
+		})
+		if r.code != 0 || !strings.Contains(r.stdout, "hello world|$(touch "+marker+")") {
+			t.Errorf("exit %d, stdout %q", r.code, r.stdout)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("args were run by a shell")
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		in   map[string]string
+		want string
+	}{
+		{"no command", map[string]string{"INPUT_COMMAND": ""}, "nothing to run"},
+		{"bad fail-on-violation", map[string]string{"INPUT_COMMAND": "true", "INPUT_FAIL_ON_VIOLATION": "maybe"}, "use true or false"},
+		{"unmatched quote in args", map[string]string{"INPUT_COMMAND": "true", "INPUT_ARGS": "--set-env 'A=b"}, "cannot split"},
+		{"missing working directory", map[string]string{"INPUT_COMMAND": "true", "INPUT_WORKING_DIRECTORY": "nope"}, "does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := step(tc.in)
+			if r.code != 125 || !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, want 125 and an ::error saying %q", r.code, tc.want)
+			}
+		})
+	}
+}
+
+// TestActionYML checks action.yml with a line-based reading: a composite
+// action; inputs reach the scripts only through env (INPUT_*), every
+// INPUT_* a script reads is declared as an input and passed to the step
+// that runs that script, and no ${{ }} appears in a run: body.
+func TestActionYML(t *testing.T) {
+	b, err := os.ReadFile("action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		section  string // top-level key
+		inputs   = map[string]bool{}
+		required = map[string]bool{}
+		using    string
+		lastIn   string
+		steps    []map[string]string // env name → input expression, plus "run"
+		inEnv    bool
+	)
+	top := regexp.MustCompile(`^([A-Za-z_-]+):`)
+	input := regexp.MustCompile(`^  ([A-Za-z0-9_-]+):\s*$`)
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		if m := top.FindStringSubmatch(line); m != nil {
+			section = m[1]
+			continue
+		}
+		switch section {
+		case "inputs":
+			if m := input.FindStringSubmatch(line); m != nil {
+				lastIn = m[1]
+				inputs[lastIn] = true
+			} else if strings.TrimSpace(line) == "required: true" {
+				required[lastIn] = true
+			}
+		case "runs":
+			tl := strings.TrimSpace(line)
+			if strings.HasPrefix(line, "  using:") {
+				using = strings.TrimSpace(strings.TrimPrefix(tl, "using:"))
+			}
+			if strings.HasPrefix(line, "    - ") {
+				steps = append(steps, map[string]string{})
+				inEnv = false
+				tl = strings.TrimPrefix(tl, "- ")
+			}
+			if len(steps) == 0 {
+				continue
+			}
+			st := steps[len(steps)-1]
+			indent := len(line) - len(strings.TrimLeft(line, " "))
+			switch {
+			case tl == "env:":
+				inEnv = true
+			case inEnv && indent == 8:
+				k, v, _ := strings.Cut(tl, ":")
+				st[k] = strings.TrimSpace(v)
+			case strings.HasPrefix(tl, "run:"):
+				inEnv = false
+				st["run"] = strings.TrimSpace(strings.TrimPrefix(tl, "run:"))
+				if strings.Contains(line, "${{") {
+					t.Errorf("action.yml:%d: ${{ }} in a run: body: %s", i+1, line)
+				}
+				if st["run"] == "|" || st["run"] == ">" {
+					t.Errorf("action.yml:%d: a multi-line run: body; keep the logic in the scripts", i+1)
+				}
+			case indent <= 6:
+				inEnv = false
+			}
+		}
+	}
+	if using != "composite" {
+		t.Errorf("runs.using is %q, want composite", using)
+	}
+	for _, in := range []string{"command", "settings", "version", "install", "release-url", "sbx-path", "args", "fail-on-violation", "working-directory"} {
+		if !inputs[in] {
+			t.Errorf("input %q is not declared", in)
+		}
+	}
+	if !required["command"] {
+		t.Errorf("input command is not required")
+	}
+	envName := func(in string) string { return "INPUT_" + strings.ToUpper(strings.ReplaceAll(in, "-", "_")) }
+	read := regexp.MustCompile(`INPUT_[A-Z0-9_]+`)
+	ran := map[string]bool{}
+	for _, st := range steps {
+		m := regexp.MustCompile(`^bash "\$GITHUB_ACTION_PATH/([a-z]+\.sh)"$`).FindStringSubmatch(st["run"])
+		if m == nil {
+			t.Errorf("step run %q does not run a script beside action.yml", st["run"])
+			continue
+		}
+		script := m[1]
+		ran[script] = true
+		src, err := os.ReadFile(script)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		names := read.FindAllString(string(src), -1)
+		sort.Strings(names)
+		for _, name := range names {
+			in := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "INPUT_"), "_", "-"))
+			if !inputs[in] {
+				t.Errorf("%s reads %s, but action.yml declares no input %q", script, name, in)
+			}
+			if st[name] == "" {
+				t.Errorf("%s reads %s, but its step does not set it", script, name)
+			}
+		}
+		for k, v := range st {
+			if !strings.HasPrefix(k, "INPUT_") {
+				continue
+			}
+			in := strings.TrimSuffix(strings.TrimPrefix(v, "${{ inputs."), " }}")
+			if envName(in) != k || !inputs[in] {
+				t.Errorf("step %s: %s: %s is not the input of that name", script, k, v)
+			}
+		}
+	}
+	if !ran["install.sh"] || !ran["run.sh"] {
+		t.Errorf("the steps run %v, want install.sh and run.sh", ran)
+	}
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Step 1 of the sbx GitHub Action: put sbx into $RUNNER_TEMP/sbx/bin (a
+# fresh temporary directory when RUNNER_TEMP is unset), add that directory
+# to $GITHUB_PATH, and check that this machine can run the sandbox.
+#
+# Inputs (environment, never interpolated into this text):
+#   INPUT_INSTALL      release (default) | go | path
+#   INPUT_VERSION      latest (default) or a release tag / module version
+#   INPUT_RELEASE_URL  base URL of release assets (VERSION/ASSET is appended;
+#                      latest uses the sibling latest/download/ASSET)
+#   INPUT_SBX_PATH     an existing binary, for install=path
+#   INPUT_ARGS, INPUT_SETTINGS  only read to see whether --weaker-nested
+#                      (or enableWeakerNestedSandbox) was asked for
+#
+# Exit status 0 when sbx is installed and its sandbox can start; 1 otherwise,
+# with the reason as an ::error workflow command.
+set -euo pipefail
+
+# gh_data escapes a workflow command's message (% CR LF), so that no value
+# can end the command early or start another.
+gh_data() {
+	local s=$1
+	s=${s//'%'/%25}
+	s=${s//$'\r'/%0D}
+	s=${s//$'\n'/%0A}
+	printf '%s' "$s"
+}
+
+die() {
+	echo "::error title=sbx install::$(gh_data "$*")" >&2
+	exit 1
+}
+
+method=${INPUT_INSTALL:-release}
+version=${INPUT_VERSION:-latest}
+base=${INPUT_RELEASE_URL:-https://github.com/sbx-sh/sbx/releases/download}
+base=${base%/}
+
+# A version is one path segment of a URL and a module query: no slashes,
+# spaces or shell-significant characters.
+if ! [[ $version =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]]; then
+	die "version '$version': use latest, a release tag such as v0.2.0, or a module version"
+fi
+
+if [ -n "${RUNNER_TEMP:-}" ]; then
+	root=$RUNNER_TEMP/sbx
+else
+	root=$(mktemp -d "${TMPDIR:-/tmp}/sbx-action.XXXXXX")
+fi
+bindir=$root/bin
+mkdir -p "$bindir"
+work=$(mktemp -d "$root/download.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fetch() { # URL FILE
+	curl -fsSL --retry 3 --retry-delay 2 --connect-timeout 30 \
+		--proto '=https,http,file' --proto-redir '=https' -o "$2" "$1"
+}
+
+install_release() {
+	local arch
+	case "$(uname -m)" in
+	x86_64 | amd64) arch=amd64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) die "no sbx release for machine '$(uname -m)' (there are linux-amd64 and linux-arm64); use install: go or install: path" ;;
+	esac
+	# https anywhere; plain http and file only for this machine (a mirror
+	# or a test), since the checksums come from the same place.
+	case $base in
+	https://*) ;;
+	http://127.0.0.1[:/]* | http://localhost[:/]* | "http://[::1]"[:/]* | file:///*) ;;
+	*) die "release-url '$base': use https:// (http:// only for 127.0.0.1 or localhost)" ;;
+	esac
+	local dir
+	if [ "$version" = latest ]; then
+		case $base in
+		*/download) dir=${base%/download}/latest/download ;;
+		*) die "release-url '$base' does not end in /download, so there is no latest/download beside it; set version to a release tag" ;;
+		esac
+	else
+		dir=$base/$version
+	fi
+	echo "sbx: fetching $dir/SHA256SUMS"
+	fetch "$dir/SHA256SUMS" "$work/SHA256SUMS" || die "cannot download $dir/SHA256SUMS"
+	# Lines are "HASH  NAME" (or "HASH *NAME" for binary mode).
+	local names asset=""
+	names=$(awk '{n=$2; sub(/^\*/, "", n); print n}' "$work/SHA256SUMS")
+	if [ "$version" = latest ]; then
+		local matches
+		matches=$(grep -E "^sbx-[A-Za-z0-9._+-]+-linux-$arch\$" <<<"$names" || true)
+		if [ -z "$matches" ] || [ "$(wc -l <<<"$matches")" -ne 1 ]; then
+			die "SHA256SUMS at $dir lists no single sbx-VERSION-linux-$arch asset"
+		fi
+		asset=$matches
+	else
+		local want
+		for want in "sbx-$version-linux-$arch" "sbx-${version#v}-linux-$arch"; do
+			if grep -qxF -- "$want" <<<"$names"; then
+				asset=$want
+				break
+			fi
+		done
+		[ -n "$asset" ] || die "SHA256SUMS at $dir lists no sbx-$version-linux-$arch"
+	fi
+	local sum
+	sum=$(awk -v a="$asset" '{n=$2; sub(/^\*/, "", n); if (n == a) {print $1; exit}}' "$work/SHA256SUMS")
+	[[ $sum =~ ^[0-9a-fA-F]{64}$ ]] || die "SHA256SUMS at $dir: '$sum' is not a SHA-256 for $asset"
+	echo "sbx: fetching $dir/$asset"
+	fetch "$dir/$asset" "$work/$asset" || die "cannot download $dir/$asset"
+	local got
+	got=$(sha256sum "$work/$asset" | awk '{print $1}')
+	if [ "${got,,}" != "${sum,,}" ]; then
+		die "checksum mismatch for $asset: SHA256SUMS says $sum, the download is $got; refusing to install it"
+	fi
+	echo "sbx: $asset sha256 $got verified"
+	chmod 0755 "$work/$asset"
+	mv -f "$work/$asset" "$bindir/sbx"
+}
+
+install_go() {
+	command -v go >/dev/null 2>&1 || die "install: go needs Go on PATH (actions/setup-go before this action)"
+	echo "sbx: go install github.com/sbx-sh/sbx/cmd/sbx@$version"
+	GOBIN=$bindir CGO_ENABLED=0 go install "github.com/sbx-sh/sbx/cmd/sbx@$version" ||
+		die "go install github.com/sbx-sh/sbx/cmd/sbx@$version failed"
+}
+
+install_path() {
+	local src=${INPUT_SBX_PATH:-}
+	[ -n "$src" ] || die "install: path needs sbx-path (an sbx binary)"
+	[ -f "$src" ] && [ -x "$src" ] || die "sbx-path '$src' is not an executable file"
+	src=$(realpath -- "$src")
+	if [ "$src" != "$(realpath -m -- "$bindir/sbx")" ]; then
+		cp -f -- "$src" "$bindir/sbx"
+		chmod 0755 "$bindir/sbx"
+	fi
+}
+
+case $method in
+release) install_release ;;
+go) install_go ;;
+path) install_path ;;
+*) die "install '$method': use release, go or path" ;;
+esac
+
+if [ -n "${GITHUB_PATH:-}" ]; then
+	printf '%s\n' "$bindir" >>"$GITHUB_PATH"
+fi
+sbx=$bindir/sbx
+"$sbx" version || die "$sbx does not run (wrong architecture or a damaged download?)"
+
+# Fail closed: a sandbox that cannot start would only fail later, step by
+# step, with exit 125. A sandboxed `true` is the test (doctor's verdict is
+# shown, not trusted alone); when it fails, doctor says why and how to fix.
+doctor=$("$sbx" doctor 2>&1) || die "sbx doctor failed: $doctor"
+printf '%s\n' "$doctor"
+readme="https://github.com/sbx-sh/sbx#when-sbx-cannot-start"
+if smoke=$("$sbx" --quiet-violations -c true 2>&1); then
+	echo "sbx: installed $sbx; the full sandbox starts here"
+	exit 0
+fi
+printf 'sbx -c true: %s\n' "$smoke" >&2
+weaker=no
+if [[ " ${INPUT_ARGS:-} " =~ [[:space:]]--weaker-nested[[:space:]=] ]]; then
+	weaker=yes
+elif [ -n "${INPUT_SETTINGS:-}" ] && [ -f "$INPUT_SETTINGS" ] &&
+	grep -qE '"enableWeakerNestedSandbox"[[:space:]]*:[[:space:]]*true' -- "$INPUT_SETTINGS"; then
+	weaker=yes
+fi
+if [ "$weaker" = yes ]; then
+	if smoke=$("$sbx" --quiet-violations --weaker-nested -c true 2>&1); then
+		echo "::warning title=sbx::$(gh_data "the full sandbox cannot start here; running with --weaker-nested as asked (Landlock + seccomp only: no private /tmp or mount view). See $readme")" >&2
+		echo "sbx: installed $sbx; only --weaker-nested starts here"
+		exit 0
+	fi
+	printf 'sbx --weaker-nested -c true: %s\n' "$smoke" >&2
+	die "sbx cannot sandbox anything on this runner, not even with --weaker-nested (Landlock or seccomp missing?): $smoke. See the doctor output above and $readme"
+fi
+die "sbx cannot start its sandbox on this runner ($smoke). The doctor output above says why and how to fix it (on Ubuntu 24.04: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 in a step before this one); or pass args: --weaker-nested to accept Landlock + seccomp only. See $readme"
