@@ -104,6 +104,27 @@ func (p *Proxy) handleConnect(w http.ResponseWriter, r *http.Request, cc *client
 	if !p.vetted(w, d, err) {
 		return
 	}
+	if p.mitm != nil && !p.mitm.excluded(hostname, port) {
+		// Terminated: the proxy is the client's TLS peer and dials
+		// upstream per request (a failure is a 502 inside the tunnel).
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		client := cc.Conn
+		status := fmt.Sprintf("HTTP/%d.%d 200 Connection established\r\n\r\n", r.ProtoMajor, r.ProtoMinor)
+		if _, err := io.WriteString(client, status); err != nil {
+			return
+		}
+		var early []byte
+		if n := brw.Reader.Buffered(); n > 0 {
+			b, _ := brw.Reader.Peek(n)
+			early = append([]byte(nil), b...)
+		}
+		p.terminate(client, early, hostname, port, targets)
+		return
+	}
 	upstream, err := p.dialVetted(r.Context(), targets)
 	if err != nil {
 		gatewayError(w, http.StatusBadGateway, fmt.Sprintf("cannot connect to %s:%d: %v", hostname, port, err))

@@ -24,6 +24,8 @@ type Config struct {
 	// means a net.Dialer.
 	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	OnDeny func(Denial) // called for every refusal; may be nil
+	// TLS, when set, terminates HTTPS CONNECTs (see TLSTerminate).
+	TLS *TLSTerminate
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -66,6 +68,7 @@ type Proxy struct {
 	lim         limits
 	gp          *goproxy.ProxyHttpServer
 	tr          *http.Transport
+	mitm        *mitm     // nil: CONNECTs are tunnelled opaquely
 	onPanic     func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
@@ -142,6 +145,11 @@ func New(cfg Config) (*Proxy, error) {
 	if p.dial == nil {
 		d := &net.Dialer{}
 		p.dial = d.DialContext
+	}
+	if cfg.TLS != nil {
+		if p.mitm, err = newMITM(cfg.TLS); err != nil {
+			return nil, err
+		}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.gp, p.tr = p.newGoproxy()

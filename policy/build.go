@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,6 +41,7 @@ type Input struct {
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
 	NetMode                                     string // "", "none", "filtered", "host"
+	TLSTerminate                                bool   // --tls-terminate: with an ephemeral CA unless settings name one
 	Publish                                     []string
 
 	ClearEnv                  bool
@@ -125,6 +129,8 @@ func Build(in Input) (*Policy, error) {
 	p.Filesystem.SearchDepth = DefaultSearchDepth
 	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
 	var presets []string
+	var tlsSet *tlsSetting
+	tlsFrom := "command line"
 	var sandboxEnabled *bool
 	var enabledFrom string
 	managedDomainsOnly, managedReadOnly := false, false
@@ -163,6 +169,22 @@ func Build(in Input) (*Policy, error) {
 			p.Commands = l.commands
 		}
 		presets = append(presets, l.presets...)
+		if l.tlsTerminate != nil {
+			tlsFrom = l.file
+			t := *l.tlsTerminate
+			if tlsSet == nil {
+				tlsSet = &t
+			} else {
+				// Arrays merge, later scalars win.
+				merged := *tlsSet
+				if t.CACertPath != "" {
+					merged.CACertPath, merged.CAKeyPath = t.CACertPath, t.CAKeyPath
+				}
+				merged.ExcludeDomains = append(merged.ExcludeDomains, t.ExcludeDomains...)
+				merged.ExtraCACertPaths = append(merged.ExtraCACertPaths, t.ExtraCACertPaths...)
+				tlsSet = &merged
+			}
+		}
 		if l.sandboxEnabled != nil {
 			sandboxEnabled, enabledFrom = l.sandboxEnabled, l.file
 		}
@@ -298,6 +320,23 @@ func Build(in Input) (*Policy, error) {
 		return nil, fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
 	}
 	p.Network.Publish = in.Publish
+	if in.TLSTerminate && tlsSet == nil {
+		tlsSet = &tlsSetting{}
+	}
+	if tlsSet != nil {
+		t, err := r.tlsTerminate(*tlsSet, tlsFrom)
+		if err != nil {
+			return nil, err
+		}
+		switch p.Network.Mode {
+		case "filtered":
+			p.Network.TLSTerminate = t
+		case "host":
+			return nil, fmt.Errorf("network.tlsTerminate / --tls-terminate needs sbx's proxy, which --net host bypasses; drop one of them")
+		default:
+			p.Notes = append(p.Notes, "network.tlsTerminate: no effect, the command has no network (allow a domain to use it)")
+		}
+	}
 	socks, err := r.all("allowUnixSockets", entries(p.Network.AllowUnixSockets), false)
 	if err != nil {
 		return nil, err
@@ -677,4 +716,72 @@ func FilterEnv(environ []string, clearEnv bool, pass, unset, set []string) (env,
 		env = append(out, kv)
 	}
 	return env, removed, nil
+}
+
+// tlsTerminate resolves and checks network.tlsTerminate: the CA pair
+// loads and matches, each extra CA file holds certificates. Every problem
+// is one line naming the key and the file.
+func (r resolver) tlsTerminate(t tlsSetting, file string) (*TLSTerminate, error) {
+	out := &TLSTerminate{ExcludeDomains: t.ExcludeDomains}
+	abs := func(key, p string) (string, error) {
+		a, err := r.abs(p)
+		if err != nil {
+			return "", fmt.Errorf("settings %s: key \"network.tlsTerminate.%s\" %q: %w", file, key, p, err)
+		}
+		return a, nil
+	}
+	var err error
+	if t.CACertPath != "" {
+		if out.CACertPath, err = abs("caCertPath", t.CACertPath); err != nil {
+			return nil, err
+		}
+		if out.CAKeyPath, err = abs("caKeyPath", t.CAKeyPath); err != nil {
+			return nil, err
+		}
+		ca, err := tls.LoadX509KeyPair(out.CACertPath, out.CAKeyPath)
+		if err != nil {
+			return nil, fmt.Errorf("settings %s: key \"network.tlsTerminate\": caCertPath %s / caKeyPath %s: %v; give a PEM CA certificate and its own key", file, out.CACertPath, out.CAKeyPath, err)
+		}
+		if leaf, err := x509.ParseCertificate(ca.Certificate[0]); err != nil || !leaf.IsCA {
+			return nil, fmt.Errorf("settings %s: key \"network.tlsTerminate.caCertPath\" %s: not a CA certificate (needs basicConstraints CA:TRUE)", file, out.CACertPath)
+		}
+	}
+	for _, e := range t.ExtraCACertPaths {
+		a, err := abs("extraCaCertPaths", e)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := CACertificates(a); err != nil {
+			return nil, fmt.Errorf("settings %s: key \"network.tlsTerminate.extraCaCertPaths\": %v", file, err)
+		}
+		out.ExtraCACertPaths = append(out.ExtraCACertPaths, a)
+	}
+	return out, nil
+}
+
+// CACertificates reads the CERTIFICATE blocks of a PEM file, and only
+// those: a private key in the same file is never passed on.
+func CACertificates(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read: %v", path, unwrapPathErr(err))
+	}
+	var out []byte
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			break
+		}
+		if blk.Type == "CERTIFICATE" {
+			if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+				return nil, fmt.Errorf("%s: a CERTIFICATE block does not parse: %v", path, err)
+			}
+			out = append(out, pem.EncodeToMemory(blk)...)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no PEM CERTIFICATE block", path)
+	}
+	return out, nil
 }

@@ -71,6 +71,18 @@ type Network struct {
 	AllowLocalBinding       bool              `json:"allowLocalBinding"`
 	AllowMachLookup         []string          `json:"allowMachLookup,omitempty"`
 	Publish                 []string          `json:"publish,omitempty"`
+	// TLSTerminate is network.tlsTerminate / --tls-terminate: HTTPS
+	// CONNECTs to allowed hosts are terminated in the proxy; nil is off.
+	TLSTerminate *TLSTerminate `json:"tlsTerminate,omitempty"`
+}
+
+// TLSTerminate is srt's network.tlsTerminate. Paths are absolute; an
+// empty CACertPath means an ephemeral CA made for the run.
+type TLSTerminate struct {
+	CACertPath       string   `json:"caCertPath,omitempty"`
+	CAKeyPath        string   `json:"caKeyPath,omitempty"`
+	ExcludeDomains   []string `json:"excludeDomains,omitempty"`
+	ExtraCACertPaths []string `json:"extraCaCertPaths,omitempty"`
 }
 
 // Process describes the command and its execution context.

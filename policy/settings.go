@@ -23,6 +23,7 @@ type layer struct {
 	deniedReasons                                 map[string]string
 	strictAllowlist                               *bool
 	allowUnixSockets, allowMachLookup             []string
+	tlsTerminate                                  *tlsSetting
 	allowAllUnixSockets, allowLocalBinding        *bool
 	managedDomainsOnly, managedReadOnly           bool
 
@@ -48,6 +49,14 @@ type pathEntry struct {
 	from string
 	// create: a missing path is created (mode 0700) for a real run.
 	create bool
+}
+
+// tlsSetting is network.tlsTerminate as one file wrote it.
+type tlsSetting struct {
+	CACertPath       string   `json:"caCertPath"`
+	CAKeyPath        string   `json:"caKeyPath"`
+	ExcludeDomains   []string `json:"excludeDomains"`
+	ExtraCACertPaths []string `json:"extraCaCertPaths"`
 }
 
 // readCtx is what reading a settings file needs beyond the file.
@@ -85,7 +94,7 @@ var Keys = map[string]string{
 	"network.socksProxyPort":               "refused: sbx's own proxy is the only way out",
 	"network.parentProxy":                  "refused: upstream proxies are not built",
 	"network.mitmProxy":                    "refused: TLS interception is not built",
-	"network.tlsTerminate":                 "refused: TLS interception is not built",
+	"network.tlsTerminate":                 "honoured: HTTPS to allowed hosts terminated in the proxy (caCertPath, caKeyPath, excludeDomains, extraCaCertPaths)",
 	"network.allowManagedDomainsOnly":      "honoured from --managed-settings only",
 	"filesystem.allowRead":                 "honoured",
 	"filesystem.denyRead":                  "honoured",
@@ -316,6 +325,14 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		l.allowMachLookup, err = l.strings(shown, raw)
 	case "network.allowAllUnixSockets":
 		l.allowAllUnixSockets, err = l.boolean(shown, raw)
+	case "network.tlsTerminate":
+		var t tlsSetting
+		if err = l.decode(shown, raw, &t, "an object with caCertPath, caKeyPath, excludeDomains, extraCaCertPaths"); err == nil {
+			if (t.CACertPath == "") != (t.CAKeyPath == "") {
+				return &SettingsError{File: l.file, Key: shown, Problem: "caCertPath and caKeyPath go together; give both, or neither for a CA made for the run"}
+			}
+			l.tlsTerminate = &t
+		}
 	case "network.allowLocalBinding":
 		l.allowLocalBinding, err = l.boolean(shown, raw)
 	case "network.allowManagedDomainsOnly", "filesystem.allowManagedReadPathsOnly":

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -75,6 +76,12 @@ func InitMain(args []string) {
 		if ctl, err = initControl(&pl, os.NewFile(uintptr(fds[3]), "control")); err != nil {
 			view.Close()
 			fail(125, "%v", err)
+		}
+	}
+	if t := pl.Net.TLS; t != nil {
+		if err := writeBundle(t); err != nil {
+			view.Close()
+			fail(125, "writing the TLS trust bundle: %v", err)
 		}
 	}
 	if st, err := os.Stat(pl.Dir); err != nil || !st.IsDir() {
@@ -195,4 +202,17 @@ func releaseStdio() {
 	if fd > 2 {
 		unix.Close(fd)
 	}
+}
+
+// writeBundle puts the command's trust bundle in the private /tmp (after
+// pivot_root: the host never sees it), read-only.
+func writeBundle(t *TLSPlan) error {
+	dir := filepath.Dir(t.BundlePath)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(t.BundlePath, t.Bundle, 0o444); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o555)
 }

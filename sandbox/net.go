@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,8 +43,91 @@ type NetPlan struct {
 	// Allowed and Denied are the proxy's lists, shown by --dry-run.
 	Allowed []string `json:"allowedDomains,omitempty"`
 	Denied  []string `json:"deniedDomains,omitempty"`
+	// TLS is set when the proxy terminates HTTPS (network.tlsTerminate).
+	TLS *TLSPlan `json:"tlsTerminate,omitempty"`
 
 	proxy netproxy.Config
+}
+
+// TLSPlan is what the sandbox needs of TLS termination: the bundle of
+// certificates the command trusts (the run's CA, the host's roots and the
+// extra CAs; certificates only), written by init to BundlePath in the
+// private /tmp. The CA's key stays in the supervisor.
+type TLSPlan struct {
+	BundlePath string   `json:"bundlePath"`
+	CA         string   `json:"ca"` // the CA certificate's subject, for --dry-run
+	Exclude    []string `json:"excludeDomains,omitempty"`
+	Bundle     []byte   `json:"bundle,omitempty"`
+}
+
+// BundlePath is where the command finds the trust bundle under TLS
+// termination (in the sandbox's private /tmp).
+const BundlePath = "/tmp/.sbx/ca-bundle.pem"
+
+// caBundleVars point the usual clients at the bundle.
+var caBundleVars = []string{
+	"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	"GIT_SSL_CAINFO", "PIP_CERT", "CARGO_HTTP_CAINFO", "AWS_CA_BUNDLE", "npm_config_cafile",
+}
+
+// hostRootFiles are where Linux distributions keep the system's roots
+// (crypto/x509's list); SSL_CERT_FILE comes first.
+var hostRootFiles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/ssl/ca-bundle.pem",
+	"/etc/pki/tls/cacert.pem",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+	"/etc/ssl/cert.pem",
+}
+
+// tlsTermination makes the run's CA (or loads the given one), the
+// upstream roots and the command's bundle.
+func tlsTermination(t *policy.TLSTerminate) (*netproxy.TLSTerminate, *TLSPlan, error) {
+	var ca tls.Certificate
+	var err error
+	if t.CACertPath != "" {
+		ca, err = netproxy.LoadCA(t.CACertPath, t.CAKeyPath)
+	} else {
+		ca, err = netproxy.NewCA()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range t.ExcludeDomains {
+		if err := netproxy.ValidatePattern(d, true); err != nil {
+			return nil, nil, fmt.Errorf("network.tlsTerminate.excludeDomains: %w", err)
+		}
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	bundle := netproxy.CertPEM(ca)
+	hostFile := os.Getenv("SSL_CERT_FILE")
+	if hostFile == "" {
+		for _, f := range hostRootFiles {
+			if _, err := os.Stat(f); err == nil {
+				hostFile = f
+				break
+			}
+		}
+	}
+	if hostFile != "" {
+		if b, err := policy.CACertificates(hostFile); err == nil {
+			bundle = append(bundle, b...)
+		}
+	}
+	for _, f := range t.ExtraCACertPaths {
+		b, err := policy.CACertificates(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("network.tlsTerminate.extraCaCertPaths: %w", err)
+		}
+		bundle = append(bundle, b...)
+		roots.AppendCertsFromPEM(b)
+	}
+	return &netproxy.TLSTerminate{CA: ca, Exclude: t.ExcludeDomains, Roots: roots},
+		&TLSPlan{BundlePath: BundlePath, CA: ca.Leaf.Subject.String(), Exclude: t.ExcludeDomains, Bundle: bundle}, nil
 }
 
 // Publish is one --publish [HOST_PORT:]PORT.
@@ -127,6 +213,12 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 	if err := n.proxy.Validate(); err != nil {
 		return fmt.Errorf("network settings: %w", err)
 	}
+	if t := p.Network.TLSTerminate; t != nil {
+		var err error
+		if n.proxy.TLS, n.TLS, err = tlsTermination(t); err != nil {
+			return err
+		}
+	}
 	n.Proxy = true
 	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
 	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
@@ -163,6 +255,11 @@ func withProxyEnv(env []string, n NetPlan, self string) []string {
 	}
 	for k, v := range set {
 		set[strings.ToLower(k)] = v
+	}
+	if n.TLS != nil {
+		for _, k := range caBundleVars {
+			set[k] = n.TLS.BundlePath
+		}
 	}
 	if self != "" {
 		set["GIT_SSH_COMMAND"] = "ssh -o ProxyCommand=" + shellQuote(shellQuote(self)+" connect %h %p")

@@ -141,6 +141,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.BoolVar(&in.AllowLocalBinding, "allow-local-binding", false, "")
 	fs.Var(&publish, "publish", "")
 	fs.StringVar(&in.NetMode, "net", "", "")
+	fs.BoolVar(&in.TLSTerminate, "tls-terminate", false, "")
 	fs.Var(&keep, "keep-fd", "")
 	timeout := fs.String("timeout", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
@@ -270,6 +271,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
+		if plan.Net.TLS != nil {
+			plan.Net.TLS.Bundle = nil // certificates only, but long: the path and the CA say enough
+		}
 		out := struct {
 			Policy *policy.Policy `json:"policy"`
 			Plan   *sandbox.Plan  `json:"plan"`
@@ -345,6 +349,9 @@ Network:
   --allow-unix-socket PATH   the command may connect to this Unix socket, and no other
   --allow-all-unix-sockets   every Unix socket the filesystem view reaches
   --allow-local-binding      let the command listen on the sandbox's loopback
+  --tls-terminate            terminate HTTPS to allowed hosts in the proxy, with a CA made
+                             for the run (network.tlsTerminate); the command trusts it
+                             through SSL_CERT_FILE and friends
   --publish [HOST:]PORT      forward the host's 127.0.0.1:HOST to PORT inside
   sbx connect HOST PORT      CONNECT client on stdin/stdout (ssh ProxyCommand)
 Violations:
