@@ -51,6 +51,12 @@ var DefaultDeniedEnv = []string{
 	"SLACK_TOKEN", "SLACK_BOT_TOKEN", "STRIPE_SECRET_KEY",
 	"DIGITALOCEAN_ACCESS_TOKEN", "HEROKU_API_KEY", "CLOUDFLARE_API_TOKEN",
 	"SSH_AUTH_SOCK",
+	// CI runners' own credentials: GitHub's OIDC and runtime tokens
+	// (a job with id-token: write mints cloud credentials with them),
+	// GitLab's job token and JWTs.
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+	"ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL",
+	"CI_JOB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V1", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD", "CI_DEPENDENCY_PROXY_PASSWORD",
 	"*_API_KEY", "*_SECRET_ACCESS_KEY", "*_AUTH_TOKEN",
 	"LD_PRELOAD", "LD_AUDIT",
 }

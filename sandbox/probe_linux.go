@@ -122,7 +122,9 @@ func Snapshot() HostSnapshot {
 func probeNamespaces(exe string) (usernsErr string, usernsErrno, procErrno syscall.Errno) {
 	cmd := exec.Command("/bin/true")
 	if exe != "" {
-		cmd = exec.Command(exe, probeArg)
+		// /proc/self/exe, not the path: a binary replaced or deleted since
+		// start must not read as "user namespaces unavailable".
+		cmd = exec.Command("/proc/self/exe", probeArg)
 		cmd.Env = []string{}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
