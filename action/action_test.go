@@ -126,15 +126,26 @@ type result struct {
 // run runs the action's script (install.sh or run.sh) with bash in dir.
 func (g *gh) run(script, dir string, inputs map[string]string, extraPath ...string) result {
 	g.t.Helper()
+	return g.runEnv(script, dir, g.env(inputs, extraPath...), false)
+}
+
+// runEnv runs script with bash in dir and exactly the environment env.
+// With merged, stdout and stderr are one pipe (as one stream, in the order
+// written) and the result's stdout holds both.
+func (g *gh) runEnv(script, dir string, env []string, merged bool) result {
+	g.t.Helper()
 	abs, err := filepath.Abs(script)
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	cmd := exec.Command("bash", abs)
 	cmd.Dir = dir
-	cmd.Env = g.env(inputs, extraPath...)
+	cmd.Env = env
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
+	if merged {
+		cmd.Stderr = cmd.Stdout
+	}
 	err = cmd.Run()
 	r := result{stdout: so.String(), stderr: se.String()}
 	var ee *exec.ExitError
@@ -145,7 +156,13 @@ func (g *gh) run(script, dir string, inputs map[string]string, extraPath ...stri
 	default:
 		g.t.Fatalf("bash %s: %v", script, err)
 	}
-	g.t.Logf("%s %v: exit %d\nstdout:\n%s\nstderr:\n%s", script, inputs, r.code, r.stdout, r.stderr)
+	var inputs []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "INPUT_") {
+			inputs = append(inputs, kv)
+		}
+	}
+	g.t.Logf("%s %q: exit %d\nstdout:\n%s\nstderr:\n%s", script, inputs, r.code, r.stdout, r.stderr)
 	return r
 }
 
@@ -650,7 +667,7 @@ func TestRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(work, "made-here")); err != nil {
 			t.Errorf("the allowed write did not happen: %v", err)
 		}
-		if strings.Contains(r.stderr, "::warning") {
+		if strings.Contains(r.stdout+r.stderr, "::warning") {
 			t.Errorf("annotations on a clean run")
 		}
 		if s := g.read(g.summary); !strings.Contains(s, "### sbx: no violations") {
@@ -686,11 +703,11 @@ func TestRun(t *testing.T) {
 				t.Errorf("the write outside the allowed paths happened")
 			}
 			ann := regexp.MustCompile(`(?m)^::warning title=sbx violation \(file-write\)::file-write deny \S+ refused-here -> ` + regexp.QuoteMeta(filepath.Join(work, "refused-here")) + ` \(.*\) \(rule: .*\) pid \d+ \S*touch$`)
-			if !ann.MatchString(r.stderr) {
-				t.Errorf("no ::warning annotation for the refused write on stderr")
+			if !ann.MatchString(r.stdout) {
+				t.Errorf("no ::warning annotation for the refused write on stdout")
 			}
-			if !strings.Contains(r.stderr, "::warning title=sbx violations::1 violation (1 file-write); records: "+jsonl) {
-				t.Errorf("no ::warning headline on stderr")
+			if !strings.Contains(r.stdout, "::warning title=sbx violations::1 violation (1 file-write); records: "+jsonl) {
+				t.Errorf("no ::warning headline on stdout")
 			}
 			if s := g.read(g.summary); !strings.Contains(s, "### sbx: 1 violation") || !strings.Contains(s, "| file-write | 1 |") {
 				t.Errorf("summary %q lacks the violation count", s)
@@ -713,11 +730,12 @@ func TestRun(t *testing.T) {
 		if r.code != 125 {
 			t.Errorf("exit %d, want 125", r.code)
 		}
-		if strings.Contains(r.stdout, "ran") {
+		if regexp.MustCompile(`(?m)^ran$`).MatchString(r.stdout) {
 			t.Errorf("the command ran")
 		}
-		if !strings.Contains(r.stderr, "bogus") && !strings.Contains(r.stderr, "bad.json") {
-			t.Errorf("stderr does not name the problem")
+		// sbx's stderr is merged into stdout (see run.sh).
+		if !strings.Contains(r.stdout, "bogus") && !strings.Contains(r.stdout, "bad.json") {
+			t.Errorf("the output does not name the problem")
 		}
 	})
 
@@ -876,4 +894,359 @@ func TestActionYML(t *testing.T) {
 	if !ran["install.sh"] || !ran["run.sh"] {
 		t.Errorf("the steps run %v, want install.sh and run.sh", ran)
 	}
+}
+
+// TestInstallReleaseURLHost: plain http only to this machine, matched on
+// the whole authority; no URL with userinfo (an @ before the host), whose
+// host is not what a prefix match sees. The refusals run with a curl that
+// only records that it ran, so nothing is fetched from anywhere even if a
+// URL were wrongly accepted.
+func TestInstallReleaseURLHost(t *testing.T) {
+	bin, err := os.ReadFile(sbxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := runtime.GOARCH
+	if arch != "amd64" && arch != "arm64" {
+		t.Skipf("no sbx release for %s", arch)
+	}
+	asset := "sbx-v9.9.9-linux-" + arch
+	srv := newReleaseServer(t, "v9.9.9", asset, bin, sha256hex(bin)+"  "+asset+"\n")
+	hostport := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := strings.Cut(hostport, ":")
+	fakeBin := t.TempDir()
+	curlLog := filepath.Join(fakeBin, "curl.log")
+	if err := os.WriteFile(filepath.Join(fakeBin, "curl"), []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >>'"+curlLog+"'\nexit 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const userinfo = "a user name or password"
+	const plain = "use https://"
+	for _, tc := range []struct{ url, wantErr string }{
+		{"http://127.0.0.1:x@" + hostport + "/releases/download", userinfo},
+		{"http://127.0.0.1@" + hostport + "/releases/download", userinfo},
+		{"http://localhost:1@" + hostport + "/releases/download", userinfo},
+		{"http://[::1]:1@" + hostport + "/releases/download", userinfo},
+		{"http://localhost@" + hostport, userinfo},
+		{"https://token@" + hostport + "/releases/download", userinfo},
+		{"https://user:pw@" + hostport + "/releases/download", userinfo},
+		{"https://127.0.0.1:" + port + "@github.com/sbx-sh/sbx/releases/download", userinfo},
+		{"http://127.0.0.1:" + port + "x/releases/download", plain},
+		{"http://127.0.0.1.example/releases/download", plain},
+		{"http://localhost.example/releases/download", plain},
+		{"http://127.0.0.1:/releases/download", plain},
+		{"http://127.0.0.1:" + port + "?/releases/download", plain},
+		{"HTTP://127.0.0.1:" + port + "/releases/download", plain},
+		{"ftp://127.0.0.1:" + port + "/releases/download", plain},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			g := newGH(t)
+			r := g.run("install.sh", t.TempDir(), map[string]string{
+				"INPUT_INSTALL": "release", "INPUT_VERSION": "v9.9.9", "INPUT_RELEASE_URL": tc.url,
+			}, fakeBin)
+			if r.code != 1 || !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, tc.wantErr) {
+				t.Errorf("exit %d, want 1 and an ::error saying %q", r.code, tc.wantErr)
+			}
+			if tc.wantErr == userinfo && (strings.Contains(r.stdout+r.stderr, "token") || strings.Contains(r.stdout+r.stderr, "pw@")) {
+				t.Errorf("the userinfo was logged")
+			}
+			if _, err := os.Stat(filepath.Join(g.bindir(), "sbx")); err == nil {
+				t.Errorf("sbx was installed")
+			}
+		})
+	}
+	if b, err := os.ReadFile(curlLog); err == nil {
+		t.Fatalf("curl ran for a refused URL:\n%s", b)
+	}
+	// What stays accepted: plain http to this machine by name, and a
+	// trailing slash.
+	for _, url := range []string{"http://localhost:" + port + "/releases/download", srv.URL + "/releases/download/"} {
+		t.Run(url, func(t *testing.T) {
+			g := newGH(t)
+			r := g.run("install.sh", t.TempDir(), map[string]string{
+				"INPUT_INSTALL": "release", "INPUT_VERSION": "v9.9.9", "INPUT_RELEASE_URL": url,
+			})
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0", r.code)
+			}
+			g.installed(bin)
+		})
+	}
+}
+
+// TestInstallControlCharacters: an input that would reach the log with a
+// control character (a newline could start a workflow command line of its
+// own) is refused with one ::error line that does not echo it.
+func TestInstallControlCharacters(t *testing.T) {
+	srv := newReleaseServer(t, "v9.9.9", "x", nil, "")
+	base := srv.URL + "/releases/download"
+	for _, tc := range []struct {
+		name, input string
+		in          map[string]string
+	}{
+		{"newline in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\n::add-mask::hidden"}},
+		{"CR in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\r::warning::hidden"}},
+		{"trailing newline in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\n"}},
+		{"ESC in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\x1b[2Khidden"}},
+		{"tab in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\thidden"}},
+		{"DEL in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\x7fhidden"}},
+		{"C1 NEL in release-url", "release-url", map[string]string{"INPUT_RELEASE_URL": base + "\u0085hidden"}},
+		{"newline in version", "version", map[string]string{"INPUT_RELEASE_URL": base, "INPUT_VERSION": "v9.9.9\n::add-mask::hidden"}},
+		{"CR in version", "version", map[string]string{"INPUT_RELEASE_URL": base, "INPUT_VERSION": "v9.9.9\r::set-output name=x::hidden"}},
+		{"newline in install", "install", map[string]string{"INPUT_INSTALL": "path\n::add-mask::hidden", "INPUT_SBX_PATH": sbxBin}},
+		{"newline in sbx-path", "sbx-path", map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbxBin + "\n::add-mask::hidden"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[string]string{"INPUT_INSTALL": "release", "INPUT_VERSION": "v9.9.9"}
+			for k, v := range tc.in {
+				in[k] = v
+			}
+			g := newGH(t)
+			r := g.run("install.sh", t.TempDir(), in)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			want := "::error title=sbx install::input " + tc.input + " contains a control character"
+			if !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "\n") || strings.ContainsAny(r.stderr, "\r\x1b\t") {
+				t.Errorf("stderr %q, want one line starting %q", r.stderr, want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q, want nothing", r.stdout)
+			}
+			if strings.Contains(r.stdout+r.stderr, "hidden") {
+				t.Errorf("the input's value was logged")
+			}
+			if strings.TrimSpace(g.read(g.pathFile)) != "" {
+				t.Errorf("a refused install added to GITHUB_PATH")
+			}
+		})
+	}
+	if hits := srv.requested(); len(hits) != 0 {
+		t.Errorf("requested %q before refusing", hits)
+	}
+}
+
+// TestRunStopCommands: whatever the sandboxed command prints is inside a
+// ::stop-commands:: window (so the runner runs none of it as a workflow
+// command), on the same stream as the markers; the window closes only
+// after the command, and the script's own annotations come after it.
+func TestRunStopCommands(t *testing.T) {
+	g := installSbx(t)
+	ws := t.TempDir()
+	command := `echo '::warning::forged'
+echo '::add-mask::forged-stderr' >&2
+echo '::set-output name=exit-code::0'
+env
+touch refused-here 2>/dev/null
+(sleep 1; echo '::warning::late') &
+echo '::error::last'`
+	stopRe := regexp.MustCompile(`^::stop-commands::([0-9a-f]{32})$`)
+	var tokens []string
+	for i := 0; i < 2; i++ {
+		r := g.runEnv("run.sh", ws, g.env(map[string]string{
+			"INPUT_COMMAND":           command,
+			"INPUT_ARGS":              "--observe-files writes",
+			"INPUT_FAIL_ON_VIOLATION": "false",
+		}), true)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0", r.code)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		stop, resume := -1, -1
+		token := ""
+		for j, l := range lines {
+			if m := stopRe.FindStringSubmatch(l); m != nil {
+				if stop >= 0 {
+					t.Fatalf("line %d: a second ::stop-commands::", j+1)
+				}
+				stop, token = j, m[1]
+			}
+		}
+		if stop < 0 {
+			t.Fatalf("no ::stop-commands::TOKEN line in the output")
+		}
+		for j, l := range lines {
+			if l == "::"+token+"::" {
+				if resume >= 0 {
+					t.Fatalf("line %d: the token resumes twice", j+1)
+				}
+				resume = j
+			}
+		}
+		if resume < 0 {
+			t.Fatalf("no ::%s:: line to resume workflow commands", token)
+		}
+		if resume < stop {
+			t.Fatalf("::%s:: (line %d) comes before ::stop-commands:: (line %d)", token, resume+1, stop+1)
+		}
+		if n := strings.Count(r.stdout, token); n != 2 {
+			t.Errorf("the token appears %d times in the output, want 2 (the markers only; not in the command's environment)", n)
+		}
+		inside := func(text string, must bool) {
+			t.Helper()
+			found := false
+			for j, l := range lines {
+				if l != text {
+					continue
+				}
+				found = true
+				if j <= stop || j >= resume {
+					t.Errorf("%q is line %d, outside the stop-commands window (lines %d to %d)", text, j+1, stop+1, resume+1)
+				}
+			}
+			if must && !found {
+				t.Errorf("the command's %q is not in the output", text)
+			}
+		}
+		inside("::warning::forged", true)
+		inside("::add-mask::forged-stderr", true)
+		inside("::set-output name=exit-code::0", true)
+		inside("::error::last", true)
+		inside("::warning::late", false) // only if the background job outlived sbx
+		// Outside the window, every workflow command is the script's own
+		// annotation, and they come after it.
+		ann := 0
+		for j, l := range lines {
+			if (j > stop && j < resume) || j == stop || j == resume || !strings.HasPrefix(l, "::") {
+				continue
+			}
+			if j < stop || !strings.HasPrefix(l, "::warning title=sbx") {
+				t.Errorf("line %d %q: a workflow command outside the window that is not the script's annotation", j+1, l)
+			}
+			ann++
+		}
+		if ann != 2 {
+			t.Errorf("%d annotations after the window, want 2 (the violation and the headline)", ann)
+		}
+		if o := outputs(t, g); o["exit-code"] != "0" || o["violations"] != "1" {
+			t.Errorf("outputs %v", o)
+		}
+		tokens = append(tokens, token)
+	}
+	if tokens[0] == tokens[1] {
+		t.Errorf("two runs used the same token %s", tokens[0])
+	}
+}
+
+// mktempLog puts a mktemp on PATH that logs its arguments to a file and
+// runs the real one; it returns the directory to put first on PATH and
+// the log.
+func mktempLog(t *testing.T) (string, string) {
+	real, err := exec.LookPath("mktemp")
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "mktemp"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log
+}
+
+// TestRunTempFiles: run.sh's scratch files are in a directory of its own
+// made by mktemp -d (inside RUNNER_TEMP when set) and removed afterwards;
+// without RUNNER_TEMP the records go into a new directory, never to a
+// fixed name in TMPDIR or /tmp (where another user could plant a symlink).
+func TestRunTempFiles(t *testing.T) {
+	g := installSbx(t)
+	ws := t.TempDir()
+	in := map[string]string{
+		"INPUT_COMMAND":           "touch refused-here 2>/dev/null; echo done",
+		"INPUT_ARGS":              "--observe-files writes",
+		"INPUT_FAIL_ON_VIOLATION": "false",
+	}
+	tmpdir := t.TempDir()
+	fake, log := mktempLog(t)
+	// The bin directory install.sh made stays on PATH through GITHUB_PATH.
+	env := append(g.env(in, fake), "TMPDIR="+tmpdir)
+	checkLog := func(t *testing.T, where string) {
+		t.Helper()
+		b, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatalf("mktemp was not run: %v", err)
+		}
+		for _, c := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.HasPrefix(c, "-d "+where+"/") {
+				t.Errorf("mktemp %s: want mktemp -d in %s", c, where)
+			}
+		}
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("RUNNER_TEMP", func(t *testing.T) {
+		r := g.runEnv("run.sh", ws, env, false)
+		if r.code != 0 || !strings.Contains(r.stdout, "done") {
+			t.Fatalf("exit %d", r.code)
+		}
+		checkLog(t, g.runnerTemp)
+		entries, _ := os.ReadDir(g.runnerTemp)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if strings.Join(names, " ") != "sbx sbx-violations.jsonl" {
+			t.Errorf("RUNNER_TEMP holds %q, want sbx and sbx-violations.jsonl only (the scratch directory was left behind?)", names)
+		}
+		if o := outputs(t, g); o["violations-file"] != filepath.Join(g.runnerTemp, "sbx-violations.jsonl") || o["violations"] != "1" {
+			t.Errorf("outputs %v", o)
+		}
+		if entries, _ := os.ReadDir(tmpdir); len(entries) != 0 {
+			t.Errorf("TMPDIR holds %v, want nothing (RUNNER_TEMP is set)", entries)
+		}
+	})
+
+	t.Run("no RUNNER_TEMP", func(t *testing.T) {
+		// A symlink planted at the old fixed name must not be followed.
+		victim := filepath.Join(t.TempDir(), "victim")
+		if err := os.WriteFile(victim, []byte("victim\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(tmpdir, "sbx-violations.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		var env2 []string
+		for _, kv := range env {
+			if !strings.HasPrefix(kv, "RUNNER_TEMP=") {
+				env2 = append(env2, kv)
+			}
+		}
+		for run := 1; run <= 2; run++ {
+			if err := os.WriteFile(g.output, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := g.runEnv("run.sh", ws, env2, false)
+			if r.code != 0 || !strings.Contains(r.stdout, "done") {
+				t.Fatalf("exit %d", r.code)
+			}
+			checkLog(t, tmpdir)
+			if b, _ := os.ReadFile(victim); string(b) != "victim\n" {
+				t.Errorf("the planted symlink was followed: the victim holds %q", b)
+			}
+			o := outputs(t, g)
+			f := o["violations-file"]
+			if !regexp.MustCompile(`^` + regexp.QuoteMeta(tmpdir) + `/sbx-action\.[^/]+/sbx-violations\.jsonl$`).MatchString(f) {
+				t.Errorf("violations-file %q, want sbx-violations.jsonl in a new directory in %s", f, tmpdir)
+			}
+			if b, err := os.ReadFile(f); err != nil || bytes.Count(b, []byte("\n")) != 1 || o["violations"] != "1" {
+				t.Errorf("%s: %v, %q; outputs %v", f, err, b, o)
+			}
+			entries, _ := os.ReadDir(tmpdir)
+			var dirs int
+			for _, e := range entries {
+				switch {
+				case e.Name() == "sbx-violations.jsonl":
+				case strings.HasPrefix(e.Name(), "sbx-action.") && e.IsDir():
+					dirs++
+				default:
+					t.Errorf("TMPDIR holds %s (a scratch file left behind?)", e.Name())
+				}
+			}
+			if dirs != run {
+				t.Errorf("TMPDIR holds %d sbx-action.* directories after %d runs, want one a run", dirs, run)
+			}
+		}
+	})
 }

@@ -31,6 +31,27 @@ die() {
 	exit 1
 }
 
+# one_line NAME VALUE refuses an input holding a control character (C0,
+# DEL or C1): a newline or CR in a value that is logged would start a line
+# of its own, e.g. a workflow command such as ::add-mask::, and ESC and
+# the like garble the log. The value itself is not echoed.
+one_line() {
+	local LC_ALL=C i c
+	for ((i = 0; i < ${#2}; i++)); do
+		c=${2:i:1}
+		case $c in
+		[[:cntrl:]]) ;;
+		$'\xc2') case ${2:i+1:1} in [$'\x80'-$'\x9f']) ;; *) continue ;; esac ;;
+		*) continue ;;
+		esac
+		die "input $1 contains a control character (byte $((i + 1)) is $(printf '0x%02x' "'$c")); it must be one line of printable text"
+	done
+}
+one_line install "${INPUT_INSTALL:-}"
+one_line version "${INPUT_VERSION:-}"
+one_line release-url "${INPUT_RELEASE_URL:-}"
+one_line sbx-path "${INPUT_SBX_PATH:-}"
+
 method=${INPUT_INSTALL:-release}
 version=${INPUT_VERSION:-latest}
 base=${INPUT_RELEASE_URL:-https://github.com/sbx-sh/sbx/releases/download}
@@ -65,11 +86,21 @@ install_release() {
 	*) die "no sbx release for machine '$(uname -m)' (there are linux-amd64 and linux-arm64); use install: go or install: path" ;;
 	esac
 	# https anywhere; plain http and file only for this machine (a mirror
-	# or a test), since the checksums come from the same place.
+	# or a test), since the checksums come from the same place. No userinfo
+	# (user:password@) in any URL: in http://127.0.0.1:x@elsewhere/ the host
+	# is elsewhere, so a prefix match on the host would let plain http out.
+	# The authority is everything after scheme:// up to the first / ? or #.
+	local rest=${base#*://}
+	if [ "$rest" != "$base" ] && [[ ${rest%%[/?#]*} == *@* ]]; then
+		die "release-url: a user name or password (an @ before the host) is not accepted; put the host alone in the URL"
+	fi
+	local local_http='^http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]+)?(/|$)'
 	case $base in
 	https://*) ;;
-	http://127.0.0.1[:/]* | http://localhost[:/]* | "http://[::1]"[:/]* | file:///*) ;;
-	*) die "release-url '$base': use https:// (http:// only for 127.0.0.1 or localhost)" ;;
+	file:///*) ;;
+	http://*) [[ $base =~ $local_http ]] ||
+		die "release-url '$base': use https:// (http:// only for 127.0.0.1, localhost or [::1], with at most a port)" ;;
+	*) die "release-url '$base': use https:// (http:// only for 127.0.0.1, localhost or [::1], with at most a port)" ;;
 	esac
 	local dir
 	if [ "$version" = latest ]; then

@@ -10,9 +10,18 @@
 #   INPUT_FAIL_ON_VIOLATION  true (default) | false
 #   INPUT_WORKING_DIRECTORY  where the command runs
 #
-# Every denial is appended as JSON Lines to $RUNNER_TEMP/sbx-violations.jsonl;
-# this run's records become ::warning annotations on stderr (the first five
-# and a count by kind) and, with GITHUB_STEP_SUMMARY, a Markdown table.
+# Every denial is appended as JSON Lines to $RUNNER_TEMP/sbx-violations.jsonl
+# (without RUNNER_TEMP, to a new directory made by mktemp -d); this run's
+# records become ::warning annotations (the first five and a count by kind)
+# and, with GITHUB_STEP_SUMMARY, a Markdown table.
+#
+# The command's output is not trusted: while sbx runs, workflow commands
+# are switched off (::stop-commands::TOKEN, with a random TOKEN, and
+# ::TOKEN:: after), so that the command cannot print ::set-output::,
+# ::add-mask:: or a forged ::warning. sbx's stderr is merged into its
+# stdout, and the markers and this script's annotations go to stdout too:
+# the runner reads stdout and stderr separately and does not keep their
+# lines in order, so only one stream orders them.
 # The exit status is sbx's: the command's own, 123 (a refusal with
 # fail-on-violation), 124 (timeout), 125 (sbx could not run it, or an input
 # here is invalid), 126, 127.
@@ -39,6 +48,12 @@ die() {
 	exit 125
 }
 
+# Scratch files go into a private directory of this run (in RUNNER_TEMP
+# when set), never a fixed or shared name.
+scratch=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/sbx-run.XXXXXX") ||
+	die "cannot make a temporary directory in ${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
+trap 'rm -rf -- "$scratch"' EXIT
+
 command=${INPUT_COMMAND:-}
 [ -n "$command" ] || die "input 'command' is empty: nothing to run"
 
@@ -61,13 +76,11 @@ esac
 # backslashes work as in the shell, but nothing is expanded or executed.
 extra=()
 if [ -n "${INPUT_ARGS:-}" ]; then
-	words=$(mktemp)
+	words=$scratch/args
 	if ! printf '%s\n' "$INPUT_ARGS" | xargs -r printf '%s\0' >"$words"; then
-		rm -f "$words"
 		die "args: cannot split '${INPUT_ARGS}' into words (an unmatched quote?)"
 	fi
 	mapfile -d '' -t extra <"$words"
-	rm -f "$words"
 fi
 
 if [ -n "${INPUT_WORKING_DIRECTORY:-}" ]; then
@@ -76,8 +89,16 @@ fi
 
 command -v sbx >/dev/null 2>&1 || die "sbx is not on PATH (the action's install step puts it there)"
 
-tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
-jsonl=$tmp/sbx-violations.jsonl
+# One records file per job: RUNNER_TEMP is the job's own directory. Outside
+# Actions there is no such place, so a new directory holds it (kept: it is
+# the violations-file output).
+if [ -n "${RUNNER_TEMP:-}" ]; then
+	jsonl=$RUNNER_TEMP/sbx-violations.jsonl
+else
+	records=$(mktemp -d "${TMPDIR:-/tmp}/sbx-action.XXXXXX") ||
+		die "cannot make a temporary directory in ${TMPDIR:-/tmp}"
+	jsonl=$records/sbx-violations.jsonl
+fi
 before=0
 if [ -f "$jsonl" ]; then
 	before=$(wc -l <"$jsonl")
@@ -86,8 +107,18 @@ fi
 # The records file stays JSON (the default format): --violations-format
 # applies to FILE as well as to the summary, so github here would make it
 # workflow commands instead. The annotations are written below from it.
-sbx "${settings[@]}" --violations "$jsonl" "${fail[@]}" "${extra[@]}" -c "$command"
-status=$?
+#
+# The token is made here and only ever passed to builtins (no argv, no
+# environment), so the sandboxed command cannot learn it and resume
+# workflow commands early. The pipe through cat ends only when every
+# process holding the command's output has closed it, so nothing the
+# command leaves running can write after ::TOKEN::.
+token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+[[ $token =~ ^[0-9a-f]{32}$ ]] || die "cannot read a random token from /dev/urandom"
+echo "::stop-commands::$token"
+sbx "${settings[@]}" --violations "$jsonl" "${fail[@]}" "${extra[@]}" -c "$command" 2>&1 | cat
+status=${PIPESTATUS[0]}
+echo "::$token::"
 
 # This run's records: the lines after the ones that were there before.
 new=()
@@ -169,9 +200,9 @@ if [ "$total" = 1 ]; then noun=violation; else noun=violations; fi
 if [ "$total" -gt 0 ]; then
 	for r in "${new[@]:0:5}"; do
 		k=$(field "$r" kind)
-		echo "::warning title=$(gh_property "sbx violation (${k:-unknown})")::$(gh_data "$(line "$r")")" >&2
+		echo "::warning title=$(gh_property "sbx violation (${k:-unknown})")::$(gh_data "$(line "$r")")"
 	done
-	echo "::warning title=sbx violations::$(gh_data "$total $noun ($counts); records: $jsonl")" >&2
+	echo "::warning title=sbx violations::$(gh_data "$total $noun ($counts); records: $jsonl")"
 fi
 
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
