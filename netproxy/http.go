@@ -193,7 +193,15 @@ func (p *Proxy) handlePlain(w http.ResponseWriter, r *http.Request, cc *clientCo
 	stop := context.AfterFunc(p.ctx, cancel)
 	defer stop()
 	ctx = context.WithValue(ctx, vettedKey{}, &vettedTarget{host: hostname, port: port, targets: targets})
-	p.gp.ServeHTTP(w, r.WithContext(ctx))
+	r = r.WithContext(ctx)
+	if p.rewrite != nil {
+		h := hostname
+		if c, err := canon(hostname); err == nil {
+			h = c.name
+		}
+		p.rewrite(r, h, port, false)
+	}
+	p.gp.ServeHTTP(w, r)
 	if cc.hijacked.Load() { // a WebSocket upgrade: goproxy leaves the client open
 		_ = cc.Close()
 	}

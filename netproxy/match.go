@@ -131,3 +131,20 @@ func (p *Proxy) denyReason(d *pattern) string {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// MatchAny reports whether host:port matches any of patterns, in the
+// allowedDomains syntax ("*" matches everything). A malformed pattern
+// matches nothing.
+func MatchAny(patterns []string, host string, port int) bool {
+	h, err := canon(host)
+	if err != nil {
+		return false
+	}
+	for _, p := range patterns {
+		rs, err := newRuleSet([]string{p}, true)
+		if err == nil && rs.match(h, port) != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -249,6 +249,9 @@ func (p *Proxy) forward(tc *tls.Conn, br *bufio.Reader, tr *http.Transport, req 
 	if port == 443 {
 		req.URL.Host = hostForURL(host)
 	}
+	if p.rewrite != nil {
+		p.rewrite(req, host, port, true)
+	}
 	upgrade := strings.EqualFold(req.Header.Get("Connection"), "upgrade") || req.Header.Get("Upgrade") != ""
 	resp, err := tr.RoundTrip(req)
 	if err != nil {

@@ -26,6 +26,11 @@ type Config struct {
 	OnDeny func(Denial) // called for every refusal; may be nil
 	// TLS, when set, terminates HTTPS CONNECTs (see TLSTerminate).
 	TLS *TLSTerminate
+	// Rewrite, when set, sees every request the proxy reads before it
+	// goes upstream: plain HTTP (terminated false) and requests inside
+	// terminated TLS (terminated true). It may change the request (the
+	// credentials injector swaps sentinels for real values there).
+	Rewrite func(r *http.Request, host string, port int, terminated bool)
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -68,7 +73,8 @@ type Proxy struct {
 	lim         limits
 	gp          *goproxy.ProxyHttpServer
 	tr          *http.Transport
-	mitm        *mitm     // nil: CONNECTs are tunnelled opaquely
+	mitm        *mitm // nil: CONNECTs are tunnelled opaquely
+	rewrite     func(*http.Request, string, int, bool)
 	onPanic     func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
@@ -133,6 +139,7 @@ func New(cfg Config) (*Proxy, error) {
 		resolver:   cfg.Resolver,
 		dial:       cfg.Dial,
 		onDeny:     cfg.OnDeny,
+		rewrite:    cfg.Rewrite,
 		own:        newOwnAddrs(),
 		lim:        defaultLimits,
 		listeners:  map[net.Listener]struct{}{},

@@ -20,6 +20,8 @@ const (
 	base    = "/tmp"
 	newRoot = base + "/root"
 	empty   = base + "/empty" // mode-000 file bound over denied files
+	// contentDir holds the masked copies OpContent binds.
+	contentDir = base + "/content"
 )
 
 // View is a built mount view; Close removes the stubs it created on the
@@ -54,11 +56,37 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := os.WriteFile(empty, nil, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
 	}
+	hasContent := false
+	for _, op := range plan.Ops {
+		hasContent = hasContent || op.Kind == OpContent
+	}
+	if hasContent {
+		// Masked copies live on a tmpfs of their own under the staging
+		// area; it is made read-only once they are written.
+		if err := os.Mkdir(contentDir, 0o755); err != nil {
+			return v, fmt.Errorf("staging: %w", err)
+		}
+	}
 	// A bind mount takes its flags from the mount it is made from: with
 	// the staging tmpfs read-only, nosuid, nodev and noexec, every file
 	// mask bound from empty is too, with no mount_setattr of its own.
 	if err := setattr(base, false, maskAttrs, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
+	}
+	if hasContent {
+		if err := unix.Mount("tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m"); err != nil {
+			return v, fmt.Errorf("mounting the tmpfs for masked files: %w", err)
+		}
+		for i, op := range plan.Ops {
+			if op.Kind == OpContent {
+				if err := os.WriteFile(fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444); err != nil {
+					return v, fmt.Errorf("masked copy of %s: %w", op.Path, err)
+				}
+			}
+		}
+		if err := setattr(contentDir, false, maskAttrs, 0); err != nil {
+			return v, fmt.Errorf("staging: %w", err)
+		}
 	}
 	var masks []string
 	if plan.EmptyRoot {
@@ -91,7 +119,10 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := unix.Mount("tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return v, fmt.Errorf("mounting the private /tmp: %w", err)
 	}
-	for _, op := range plan.Ops {
+	for i, op := range plan.Ops {
+		if op.Kind == OpContent {
+			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
+		}
 		if err := v.apply(op, masks); err != nil {
 			return v, fmt.Errorf("mount view: %s %s (%s): %w", op.Kind, op.Path, op.Why, err)
 		}
@@ -151,6 +182,9 @@ func (v *View) apply(op Op, masks []string) error {
 		return nil // ensureTarget made it
 	case OpLink:
 		return os.Symlink(op.Target, target)
+	case OpContent:
+		// Read-only, nosuid, nodev and noexec from its tmpfs.
+		return unix.Mount(op.Target, target, "", unix.MS_BIND, "")
 	case OpMask:
 		if op.Dir {
 			// Mode 000: nobody in the sandbox can list or enter it.

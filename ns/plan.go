@@ -20,9 +20,12 @@ const (
 	OpStub = "stub" // create a missing protected name on the host for the run, bind it read-only, remove it afterwards
 	OpDir  = "dir"  // an empty directory inside a mask or the empty root: the way to the working directory
 	OpLink = "link" // a symlink in the empty root, as on the host (/lib64 -> usr/lib64), whose target is in the view
+	// OpContent binds a read-only file holding Content over an existing
+	// file (a credentials file masked with sentinels).
+	OpContent = "content"
 )
 
-var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4, OpDir: 5, OpLink: 6}
+var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4, OpDir: 5, OpLink: 6, OpContent: 7}
 
 // Op is one step of the mount view. Path is absolute and the same on the
 // host and in the sandbox.
@@ -35,6 +38,8 @@ type Op struct {
 	Why string `json:"why,omitempty"`
 	// Target is an OpLink's symlink text.
 	Target string `json:"target,omitempty"`
+	// Content is an OpContent's file contents.
+	Content []byte `json:"content,omitempty"`
 	// Protected marks a protected name: init pins it through the stub
 	// protocol whether it exists or not when init gets to it (another
 	// run's stub may have come or gone since the plan was made).

@@ -129,6 +129,7 @@ func Build(in Input) (*Policy, error) {
 	p.Filesystem.SearchDepth = DefaultSearchDepth
 	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
 	var presets []string
+	var creds *Credentials
 	var tlsSet *tlsSetting
 	tlsFrom := "command line"
 	var sandboxEnabled *bool
@@ -169,6 +170,14 @@ func Build(in Input) (*Policy, error) {
 			p.Commands = l.commands
 		}
 		presets = append(presets, l.presets...)
+		if c := l.credentials; c != nil {
+			if creds == nil {
+				creds = &Credentials{}
+			}
+			creds.EnvVars = append(creds.EnvVars, c.EnvVars...)
+			creds.Files = append(creds.Files, c.Files...)
+			creds.AllowPlaintextInject = creds.AllowPlaintextInject || c.AllowPlaintextInject
+		}
 		if l.tlsTerminate != nil {
 			tlsFrom = l.file
 			t := *l.tlsTerminate
@@ -212,13 +221,47 @@ func Build(in Input) (*Policy, error) {
 		return nil, fmt.Errorf("Claude Code settings turn the sandbox off (sandbox.enabled: false, last set in %s); sbx runs nothing rather than run unsandboxed or against that choice: set it to true, or call sbx without --claude-settings", enabledFrom)
 	}
 
+	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
 	// The command's environment: presets and --reads declared resolve
-	// against what the command will see.
-	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, in.PassEnv, in.UnsetEnv, in.SetEnv)
+	// against what the command will see. A credentials variable in mode
+	// mask passes (the sandbox swaps its value for a sentinel), one in
+	// mode deny is removed, whatever the other lists say.
+	pass, unset := in.PassEnv, in.UnsetEnv
+	if creds != nil {
+		pass, unset = append([]string(nil), pass...), append([]string(nil), unset...)
+		for _, c := range creds.EnvVars {
+			if c.Mode == "mask" {
+				pass = append(pass, c.Name)
+			} else {
+				unset = append(unset, c.Name)
+			}
+		}
+	}
+	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, pass, unset, in.SetEnv)
 	if err != nil {
 		return nil, err
 	}
-	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
+	if creds != nil {
+		for _, c := range creds.EnvVars {
+			if c.Mode == "deny" {
+				env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, c.Name+"=") })
+			}
+		}
+		for i, f := range creds.Files {
+			abs, err := r.abs(f.Path)
+			if err != nil {
+				return nil, fmt.Errorf("credentials.files %q: %w", f.Path, err)
+			}
+			if real, _, err := Resolve(abs); err == nil {
+				abs = real
+			}
+			creds.Files[i].Path = abs
+			if f.Mode == "deny" {
+				denyRead = append(denyRead, pathEntry{path: abs, literal: true})
+			}
+		}
+		p.Credentials = creds
+	}
 	var toCreate []string
 	r.create = &toCreate
 	// Presets make toolchain caches writable: created 0700 when missing

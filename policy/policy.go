@@ -22,6 +22,11 @@ type Policy struct {
 	// path substrings whose violations are not reported.
 	IgnoreViolations map[string][]string `json:"ignoreViolations,omitempty"`
 
+	// Credentials is srt's credentials section: secrets kept out of the
+	// sandbox (deny) or replaced there by sentinels that the proxy swaps
+	// back on the way out (mask). It holds rules, never values.
+	Credentials *Credentials `json:"credentials,omitempty"`
+
 	// Commands is the raw "commands" section for the command gate (package
 	// check); nil when absent.
 	Commands json.RawMessage `json:"commands,omitempty"`
@@ -141,3 +146,25 @@ func ProtectedNames(allowGitConfig bool) []Protected {
 
 // DefaultSearchDepth is srt's default mandatoryDenySearchDepth.
 const DefaultSearchDepth = 3
+
+// Credentials is srt's credentials section, validated.
+type Credentials struct {
+	EnvVars []CredentialRule `json:"envVars,omitempty"`
+	Files   []CredentialRule `json:"files,omitempty"`
+	// AllowPlaintextInject lets the proxy substitute on plain HTTP too
+	// (otherwise only on terminated HTTPS).
+	AllowPlaintextInject bool `json:"allowPlaintextInject,omitempty"`
+}
+
+// CredentialRule is one envVars or files entry. Name is the variable, or
+// Path the absolute file.
+type CredentialRule struct {
+	Name             string   `json:"name,omitempty"`
+	Path             string   `json:"path,omitempty"`
+	Mode             string   `json:"mode"`                       // "deny" or "mask"
+	Extract          string   `json:"extract,omitempty"`          // a regular expression with a capture group
+	OnExtractNoMatch string   `json:"onExtractNoMatch,omitempty"` // "warn", "deny" (default) or "error"
+	Decode           string   `json:"decode,omitempty"`           // "" or "jwt"
+	MaskClaims       []string `json:"maskClaims,omitempty"`
+	InjectHosts      []string `json:"injectHosts,omitempty"` // default: allowedDomains
+}

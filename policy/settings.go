@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,7 @@ type layer struct {
 	ignoreViolations                                  map[string][]string
 	commands                                          json.RawMessage
 	presets                                           []string
+	credentials                                       *Credentials
 
 	// sandboxEnabled is Claude Code's sandbox.enabled (the harness's
 	// switch); --claude-settings refuses to run when it merges to false.
@@ -110,7 +112,7 @@ var Keys = map[string]string{
 	"allowAppleEvents":                     "honoured on macOS; no meaning on Linux",
 	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3",
 	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
-	"credentials":                          "refused: secret re-injection is not built",
+	"credentials":                          "honoured: envVars and files (deny, mask), allowPlaintextInject; awsPairs and sigv4 refused (AWS re-signing is not built)",
 	"commands":                             "honoured: the command gate (sbx check)",
 	"presets":                              "honoured: sbx's own: toolchain caches made writable (node, go, python, rust, dotnet, java; --preset)",
 	"ripgrep":                              "ignored with a note: sbx runs no helper binaries",
@@ -384,6 +386,8 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 				}
 			}
 		}
+	case "credentials":
+		l.credentials, err = parseCredentials(l.file, shown, raw)
 	case "commands":
 		if _, err = object(l.file, shown, raw); err == nil {
 			l.commands = raw
@@ -452,4 +456,90 @@ func (l *layer) paths(shown string, raw json.RawMessage) ([]pathEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+var posixName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseCredentials reads and checks srt's credentials section. Every
+// problem is one line naming the key and the file; no value of any
+// variable is read here.
+func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, error) {
+	var c struct {
+		EnvVars              []CredentialRule `json:"envVars"`
+		Files                []CredentialRule `json:"files"`
+		AllowPlaintextInject bool             `json:"allowPlaintextInject"`
+		AWSPairs             json.RawMessage  `json:"awsPairs"`
+		SigV4                json.RawMessage  `json:"sigv4"`
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return nil, &SettingsError{File: file, Key: shown, Problem: fmt.Sprintf("must be an object with envVars, files, allowPlaintextInject (%v)", err)}
+	}
+	if c.AWSPairs != nil || c.SigV4 != nil {
+		return nil, &SettingsError{File: file, Key: shown + ".awsPairs/sigv4", Problem: "re-signing AWS requests is not built; remove the key (masking the AWS_* variables would break every signed request)"}
+	}
+	check := func(kind string, i int, r *CredentialRule) error {
+		key := fmt.Sprintf("%s.%s[%d]", shown, kind, i)
+		bad := func(format string, a ...any) error {
+			return &SettingsError{File: file, Key: key, Problem: fmt.Sprintf(format, a...)}
+		}
+		if kind == "envVars" {
+			if !posixName.MatchString(r.Name) {
+				return bad("name %q is not a variable name (letters, digits, _; not starting with a digit)", r.Name)
+			}
+			if r.Path != "" {
+				return bad("envVars entries take name, not path")
+			}
+		} else {
+			if r.Path == "" || r.Name != "" {
+				return bad("files entries take path (and no name)")
+			}
+			if len(r.InjectHosts) > 0 {
+				return bad("injectHosts belongs to envVars entries")
+			}
+		}
+		switch r.Mode {
+		case "deny", "mask":
+		default:
+			return bad("mode %q: use deny or mask", r.Mode)
+		}
+		if r.Extract != "" {
+			re, err := regexp.Compile(r.Extract)
+			if err != nil {
+				return bad("extract is not a regular expression: %v", err)
+			}
+			if re.NumSubexp() < 1 {
+				return bad("extract %q has no capture group; wrap the secret part in ( )", r.Extract)
+			}
+		}
+		switch r.OnExtractNoMatch {
+		case "", "warn", "deny", "error":
+		default:
+			return bad("onExtractNoMatch %q: use warn, deny or error", r.OnExtractNoMatch)
+		}
+		switch r.Decode {
+		case "", "jwt":
+		default:
+			return bad("decode %q: the only decoder is jwt", r.Decode)
+		}
+		if len(r.MaskClaims) > 0 && r.Decode != "jwt" {
+			return bad("maskClaims needs decode: jwt")
+		}
+		if r.Mode == "deny" && (r.Extract != "" || r.Decode != "" || len(r.MaskClaims) > 0 || len(r.InjectHosts) > 0) {
+			return bad("mode deny takes no extract, decode, maskClaims or injectHosts")
+		}
+		return nil
+	}
+	for i := range c.EnvVars {
+		if err := check("envVars", i, &c.EnvVars[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.Files {
+		if err := check("files", i, &c.Files[i]); err != nil {
+			return nil, err
+		}
+	}
+	return &Credentials{EnvVars: c.EnvVars, Files: c.Files, AllowPlaintextInject: c.AllowPlaintextInject}, nil
 }

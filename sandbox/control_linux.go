@@ -219,6 +219,9 @@ func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
 	if pl.Net.Proxy {
 		cfg := pl.Net.proxy
 		cfg.OnDeny = proxyReporter(col)
+		if len(pl.secrets) > 0 {
+			cfg.Rewrite = injector(pl, col)
+		}
 		px, err := netproxy.New(cfg)
 		if err != nil {
 			ns.close()

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-sh/sbx/credentials"
 	"github.com/sbx-sh/sbx/landlock"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
@@ -51,6 +52,15 @@ type Plan struct {
 	GID     int             `json:"gid"`
 	Timeout time.Duration   `json:"timeout,omitempty"`
 	Net     NetPlan         `json:"net"`
+
+	// The supervisor's side of credentials masking: the real values
+	// (never serialised), the masked files' copies (turned into mount ops
+	// by enforcement), and what the proxy needs to inject.
+	secrets         []credentials.Secret
+	maskedFiles     []maskedFile
+	injectHosts     []string
+	plainInject     bool
+	credentialNotes []string
 }
 
 // Compute builds the Plan for p.
@@ -83,6 +93,21 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 	if err := computeNet(pl, p); err != nil {
 		return nil, err
 	}
+	secrets, notes, err := maskSecrets(pl, p)
+	if err != nil {
+		return nil, err
+	}
+	pl.secrets, pl.credentialNotes = secrets, notes
+	if p.Credentials != nil {
+		pl.injectHosts, pl.plainInject = p.Network.AllowedDomains, p.Credentials.AllowPlaintextInject
+		if len(pl.maskedFiles) > 0 && pl.Weaker {
+			return nil, errors.New("credentials.files in mode mask needs the full sandbox (a masked copy is bound over the file); use mode deny with --weaker-nested")
+		}
+		if len(secrets) > 0 && pl.Net.Proxy && pl.Net.TLS == nil {
+			pl.credentialNotes = append(pl.credentialNotes, "credentials: masked values are put back only inside terminated TLS (--tls-terminate / network.tlsTerminate)"+map[bool]string{true: " or on plain HTTP", false: ""}[pl.plainInject]+"; elsewhere the sentinel is sent as it is")
+		}
+		p.Notes = append(p.Notes, pl.credentialNotes...)
+	}
 	pl.Seccomp = seccomp.Config{
 		AllowUnixSockets: p.Network.AllowAllUnixSockets,
 		AllowDatagram:    !pl.Weaker || pl.HostNet,
@@ -114,6 +139,9 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 	if !pl.Weaker {
 		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
 			return err
+		}
+		for _, f := range pl.maskedFiles {
+			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
 		}
 		for _, op := range pl.Mounts.Ops {
 			if op.Kind == ns.OpStub && filepath.Base(op.Path) == ".git" {

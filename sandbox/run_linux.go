@@ -56,6 +56,9 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 	if err != nil {
 		return 125, err
 	}
+	for _, n := range pl.credentialNotes {
+		fmt.Fprintln(stderr, "sbx: "+n)
+	}
 	return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
 }
 

@@ -1,0 +1,143 @@
+//go:build linux
+
+package main
+
+// Credentials (srt's credentials section): the command sees sentinels,
+// the proxy puts the real value back only inside terminated TLS towards
+// the hosts allowed to receive it, and a sentinel sent anywhere else is
+// recorded. Real values never appear in sbx's output.
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// echoTLS is an HTTPS server (the testCA's certificate) recording what
+// arrived: the X-Token header, the key query parameter and the body.
+type echoTLS struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func (e *echoTLS) got() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.seen, "\n")
+}
+
+func newEchoTLS(t *testing.T, cert tls.Certificate) *echoTLS {
+	e := &echoTLS{}
+	e.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		line := fmt.Sprintf("header=%s query=%s body=%s auth=%s", r.Header.Get("X-Token"), r.URL.Query().Get("key"), b, r.Header.Get("Authorization"))
+		e.mu.Lock()
+		e.seen = append(e.seen, line)
+		e.mu.Unlock()
+		io.WriteString(w, "ok\n")
+	}))
+	e.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+	e.srv.StartTLS()
+	t.Cleanup(e.srv.Close)
+	e.srv.URL = strings.Replace(e.srv.URL, "127.0.0.1", "localhost", 1)
+	return e
+}
+
+func TestCredentialsMaskAndInject(t *testing.T) {
+	needTool(t, "curl")
+	caPEM, cert := testCA(t)
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	caFile := filepath.Join(d, "ca.pem")
+	writeFile(t, caFile, string(caPEM))
+	inject := newEchoTLS(t, cert) // allowed to receive the token
+	other := newEchoTLS(t, cert)  // allowed for traffic, not for the token
+	hp, otherHP := hostPort(t, inject.srv.URL), hostPort(t, other.srv.URL)
+	const real = "realTOKENvalue0123456789"
+	const realFile = "fileSECRET9876543210"
+	creds := filepath.Join(d, "creds.txt")
+	writeFile(t, creds, "user=me\ntoken="+realFile+"\n")
+	settings := filepath.Join(d, "s.json")
+	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hp+`", "`+otherHP+`"], "tlsTerminate": {}}, "filesystem": {},
+		"credentials": {"envVars": [{"name": "API_TOKEN", "mode": "mask", "injectHosts": ["`+hp+`"]}, {"name": "DROP_ME", "mode": "deny"}],
+		"files": [{"path": "`+creds+`", "mode": "mask", "extract": "token=([A-Za-z0-9]+)"}]}}`)
+	env := append(os.Environ(), "SSL_CERT_FILE="+caFile, "API_TOKEN="+real, "DROP_ME=gone", "GITHUB_TOKEN=ghp_notmasked")
+	vio := filepath.Join(d, "v.jsonl")
+	script := `echo "env=$API_TOKEN"; echo "drop=${DROP_ME:-unset}"; echo "gh=${GITHUB_TOKEN:-unset}"; grep token= ` + creds + `
+		curl -sS --max-time 10 -H "X-Token: $API_TOKEN" -u "me:$API_TOKEN" "` + inject.srv.URL + `/x?key=$API_TOKEN" --data "{\"t\":\"$API_TOKEN\"}" -H "Content-Type: application/json"
+		curl -sS --max-time 10 -H "X-Token: $API_TOKEN" "` + other.srv.URL + `/x?key=$API_TOKEN"`
+	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings, "--violations", vio)
+	wantCode(t, r, 0)
+	sentinel := regexp.MustCompile(`env=(sbxsecret_[0-9a-f]+)`).FindStringSubmatch(r.stdout)
+	if sentinel == nil {
+		t.Fatalf("the command did not see a sentinel: %s", r)
+	}
+	if !strings.Contains(r.stdout, "drop=unset") || !strings.Contains(r.stdout, "gh=unset") {
+		t.Fatalf("deny-mode and default-denied variables must be gone: %s", r)
+	}
+	if !regexp.MustCompile(`token=sbxsecret_[0-9a-f]+`).MatchString(r.stdout) {
+		t.Fatalf("the masked file should show a sentinel: %s", r)
+	}
+	// The inject host got the real value everywhere it was sent.
+	got := inject.got()
+	for _, want := range []string{"header=" + real, "query=" + real, `body={"t":"` + real + `"}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the inject host did not get %q: %s", want, got)
+		}
+	}
+	if !strings.Contains(got, "auth=Basic ") || strings.Contains(got, sentinel[1]) {
+		t.Errorf("the inject host saw a sentinel: %s", got)
+	}
+	// The other host got the sentinel, never the value, and that is a
+	// credential violation naming the variable.
+	if o := other.got(); strings.Contains(o, real) || !strings.Contains(o, sentinel[1]) {
+		t.Errorf("the other host: %s", o)
+	}
+	recs, _ := os.ReadFile(vio)
+	if !strings.Contains(string(recs), `"kind":"credential"`) || !strings.Contains(string(recs), "API_TOKEN") {
+		t.Errorf("no credential violation: %s", recs)
+	}
+	// The real values appear nowhere in sbx's own output: not on stderr,
+	// not in the records, not in --dry-run.
+	dry := sbx(t, runOpts{dir: d, env: env}, "--settings", settings, "--dry-run", "--", "true")
+	for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "records": string(recs), "dry-run": dry.stdout + dry.stderr} {
+		if strings.Contains(out, real) || strings.Contains(out, realFile) {
+			t.Errorf("a real value leaked into %s", name)
+		}
+	}
+	if b, _ := os.ReadFile(creds); string(b) != "user=me\ntoken="+realFile+"\n" {
+		t.Fatalf("the host file changed: %q", b)
+	}
+	// Without TLS termination the sentinel leaves as it is (the tunnel is
+	// opaque) and sbx says so.
+	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hp+`"]}, "filesystem": {}, "credentials": {"envVars": [{"name": "API_TOKEN", "mode": "mask"}]}}`)
+	r = sh(t, runOpts{dir: d, env: env}, `curl -sS --max-time 10 --cacert `+caFile+` -H "X-Token: $API_TOKEN" "`+inject.srv.URL+`/y"`, "--settings", settings)
+	if r.code != 0 || !strings.Contains(r.stderr, "terminated TLS") || strings.Contains(inject.got(), "header="+real+" query= body=") {
+		t.Fatalf("without termination: %s\n%s", r, inject.got())
+	}
+}
+
+func TestCredentialsBadInput(t *testing.T) {
+	d := t.TempDir()
+	for _, c := range []string{
+		`{"envVars": [{"name": "A", "mode": "mask", "extract": "token=[a-z]+"}]}`,
+		`{"envVars": [{"name": "1BAD", "mode": "mask"}]}`,
+		`{"envVars": [{"name": "A", "mode": "mask", "decode": "base64"}]}`,
+		`{"envVars": [{"name": "A", "mode": "hide"}]}`,
+		`{"envVars": [{"name": "A", "mode": "mask", "onExtractNoMatch": "ignore"}]}`,
+		`{"awsPairs": [{"accessKeyIdVar": "A", "secretAccessKeyVar": "B"}]}`,
+		`{"files": [{"path": "x", "mode": "mask", "injectHosts": ["h"]}]}`,
+	} {
+		writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": `+c+`}`)
+		wantRefusedIn(t, d, "credentials", "--settings", filepath.Join(d, "s.json"))
+	}
+}
