@@ -114,17 +114,21 @@ func (p *Proxy) decide(hostname string, port int) (Decision, *pattern) {
 }
 
 func (p *Proxy) decideCanon(h host, port int) (Decision, *pattern) {
-	if d := p.deny.match(h, port); d != nil {
-		return Decision{Rule: d.raw, Reason: p.denyReason(d)}, nil
+	return p.pol.Load().decide(h, port)
+}
+
+func (pol *policyOf) decide(h host, port int) (Decision, *pattern) {
+	if d := pol.deny.match(h, port); d != nil {
+		return Decision{Rule: d.raw, Reason: pol.denyReason(d)}, nil
 	}
-	if a := p.allow.match(h, port); a != nil {
+	if a := pol.allow.match(h, port); a != nil {
 		return Decision{Allowed: true, Rule: a.raw, Reason: "allowed by network.allowedDomains entry " + quote(a.raw)}, a
 	}
 	return Decision{Rule: RuleDefault, Reason: "not in network.allowedDomains"}, nil
 }
 
-func (p *Proxy) denyReason(d *pattern) string {
-	if r, ok := p.reasons[d.raw]; ok {
+func (pol *policyOf) denyReason(d *pattern) string {
+	if r, ok := pol.reasons[d.raw]; ok {
 		return r
 	}
 	return "denied by network.deniedDomains entry " + quote(d.raw)

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -63,9 +64,7 @@ type deniedNet struct {
 
 // Proxy is the egress proxy: one policy, any number of listeners.
 type Proxy struct {
-	allow, deny *ruleSet
-	reasons     map[string]string
-	deniedNets  []deniedNet
+	pol         atomic.Pointer[policyOf] // the lists; SetPolicy swaps them
 	resolver    Resolver
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	onDeny      func(Denial)
@@ -132,10 +131,6 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{
-		allow:      pol.allow,
-		deny:       pol.deny,
-		reasons:    pol.reasons,
-		deniedNets: pol.deniedNets,
 		resolver:   cfg.Resolver,
 		dial:       cfg.Dial,
 		onDeny:     cfg.OnDeny,
@@ -146,6 +141,7 @@ func New(cfg Config) (*Proxy, error) {
 		servers:    map[*http.Server]struct{}{},
 		conns:      map[net.Conn]struct{}{},
 	}
+	p.pol.Store(&pol)
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -161,6 +157,20 @@ func New(cfg Config) (*Proxy, error) {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.gp, p.tr = p.newGoproxy()
 	return p, nil
+}
+
+// SetPolicy replaces the proxy's lists (allowed and denied domains, their
+// reasons, the denied resolved addresses) while it serves: srt's
+// --control-fd, where only the network lists change a running sandbox.
+// Connections already made keep going; every new decision uses the new
+// lists. A bad cfg changes nothing and is returned as the error.
+func (p *Proxy) SetPolicy(cfg Config) error {
+	pol, err := parsePolicy(cfg)
+	if err != nil {
+		return err
+	}
+	p.pol.Store(&pol)
+	return nil
 }
 
 // reasonsFor maps each deny entry to its deniedDomainReasons text. Keys

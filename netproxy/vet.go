@@ -43,7 +43,8 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	if err != nil {
 		return nil, deny(truncate(hostname), RuleInvalidHost, err.Error()), nil
 	}
-	dec, entry := p.decideCanon(h, port)
+	pol := p.pol.Load() // one policy for the whole decision
+	dec, entry := pol.decide(h, port)
 	if !dec.Allowed {
 		return nil, deny(h.name, dec.Rule, dec.Reason), nil
 	}
@@ -62,7 +63,7 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	var out []netip.AddrPort
 	var first *Denial
 	for _, ip := range addrs {
-		rule, reason := p.checkAddr(ip, port, entry)
+		rule, reason := p.checkAddr(pol, ip, port, entry)
 		if rule == "" {
 			ap := netip.AddrPortFrom(ip, uint16(port))
 			if !containsAP(out, ap) {
@@ -88,17 +89,17 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 // checkAddr applies, in order: deniedResolvedAddresses, literal deny
 // entries, literal allow entries (which exempt the address from the guard)
 // and the guard itself. It returns "" when ip may be dialled.
-func (p *Proxy) checkAddr(ip netip.Addr, port int, entry *pattern) (rule, reason string) {
-	for _, n := range p.deniedNets {
+func (p *Proxy) checkAddr(pol *policyOf, ip netip.Addr, port int, entry *pattern) (rule, reason string) {
+	for _, n := range pol.deniedNets {
 		if n.prefix.Contains(ip) {
 			return n.raw, "in network.deniedResolvedAddresses " + quote(n.raw)
 		}
 	}
 	h := host{name: ip.String(), ip: ip}
-	if d := p.deny.matchLiteral(h, port); d != nil {
-		return d.raw, p.denyReason(d)
+	if d := pol.deny.matchLiteral(h, port); d != nil {
+		return d.raw, pol.denyReason(d)
 	}
-	if p.allow.matchLiteral(h, port) != nil {
+	if pol.allow.matchLiteral(h, port) != nil {
 		return "", ""
 	}
 	class := classify(ip, p.own)

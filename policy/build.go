@@ -49,6 +49,7 @@ type Input struct {
 	Timeout                   time.Duration
 	ObserveFiles              string // --observe-files: "", "writes", "reads" or "all"
 	KeepFDs                   []int
+	ControlFD                 int // --control-fd N (0: none)
 	Argv                      []string
 	Cwd, Home, Self           string
 	// PasswdHome is the caller's home directory in /etc/passwd, which
@@ -354,7 +355,9 @@ func Build(in Input) (*Policy, error) {
 	switch in.NetMode {
 	case "":
 		p.Network.Mode = "none"
-		if len(p.Network.AllowedDomains) > 0 {
+		if len(p.Network.AllowedDomains) > 0 || in.ControlFD > 0 {
+			// With --control-fd the proxy runs from the start, so that a
+			// later line can open what the first lists keep closed.
 			p.Network.Mode = "filtered"
 		}
 	case "none", "filtered", "host":
@@ -363,6 +366,16 @@ func Build(in Input) (*Policy, error) {
 		return nil, fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
 	}
 	p.Network.Publish = in.Publish
+	if in.ControlFD > 0 {
+		switch {
+		case p.Network.Mode != "filtered":
+			return nil, fmt.Errorf("--control-fd changes the proxy's lists, and --net %s has no proxy; drop one of them", p.Network.Mode)
+		case p.WeakerNested:
+			return nil, fmt.Errorf("--control-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
+		case slices.Contains(in.KeepFDs, in.ControlFD):
+			return nil, fmt.Errorf("--control-fd %d is also --keep-fd %d: the control descriptor must never reach the command", in.ControlFD, in.ControlFD)
+		}
+	}
 	if in.TLSTerminate && tlsSet == nil {
 		tlsSet = &tlsSetting{}
 	}
@@ -403,7 +416,7 @@ func Build(in Input) (*Policy, error) {
 	}
 	p.ObserveFiles = in.ObserveFiles
 	p.Process = Process{
-		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs,
+		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs, ControlFD: in.ControlFD,
 		Home: home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
 	}
 	if slices.Contains(presets, "node") && !p.WeakerNested && !hasEnv(env, "SPAWN_WRAP_SHIM_ROOT") {

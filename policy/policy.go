@@ -99,6 +99,8 @@ type Process struct {
 	Removed []string      `json:"envRemoved,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
 	KeepFDs []int         `json:"keepFds,omitempty"`
+	// ControlFD is --control-fd (0: none).
+	ControlFD int `json:"controlFd,omitempty"`
 	Home    string        `json:"home"`
 	UID     int           `json:"uid"`
 	GID     int           `json:"gid"`

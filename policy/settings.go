@@ -162,6 +162,40 @@ func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
 	if err != nil {
 		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("cannot read: %v; check the path and permissions", unwrapPathErr(err))}
 	}
+	return parseLayer(file, data, managed, ctx)
+}
+
+// NetworkUpdate is the network part of one settings object sent on
+// --control-fd: the lists that may change while the sandbox runs.
+type NetworkUpdate struct {
+	AllowedDomains, DeniedDomains, DeniedResolvedAddresses []string
+	DeniedDomainReasons                                    map[string]string
+}
+
+// ParseNetworkUpdate reads one --control-fd line: a settings object
+// (srt's shape, whose "filesystem" may be left out, or Claude Code's),
+// validated like a settings file. Only its network lists are returned;
+// the rest cannot change a running sandbox and is ignored.
+func ParseNetworkUpdate(name string, line []byte) (NetworkUpdate, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err == nil && top != nil {
+		if _, ok := top["network"]; ok {
+			if _, ok := top["filesystem"]; !ok {
+				top["filesystem"] = json.RawMessage("{}")
+				line, _ = json.Marshal(top)
+			}
+		}
+	}
+	l, err := parseLayer(name, line, false, readCtx{cwd: "/", home: "/"})
+	if err != nil {
+		return NetworkUpdate{}, err
+	}
+	return NetworkUpdate{AllowedDomains: l.allowedDomains, DeniedDomains: l.deniedDomains,
+		DeniedResolvedAddresses: l.deniedResolved, DeniedDomainReasons: l.deniedReasons}, nil
+}
+
+// parseLayer strictly validates one settings object read from file.
+func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, error) {
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&top); err != nil {

@@ -52,6 +52,9 @@ type Plan struct {
 	GID     int             `json:"gid"`
 	Timeout time.Duration   `json:"timeout,omitempty"`
 	Net     NetPlan         `json:"net"`
+	// ControlFD is --control-fd: the supervisor reads network-list
+	// updates there (never passed to the sandbox).
+	ControlFD int `json:"controlFd,omitempty"`
 
 	// The supervisor's side of credentials masking: the real values
 	// (never serialised), the masked files' copies (turned into mount ops
@@ -80,15 +83,16 @@ func Compute(p *policy.Policy) (*Plan, error) {
 // a policy outright. It is all the supervisor needs to start init.
 func basePlan(p *policy.Policy) (*Plan, error) {
 	pl := &Plan{
-		Weaker:  p.WeakerNested,
-		HostNet: p.Network.Mode == "host",
-		Argv:    p.Process.Argv,
-		Env:     p.Process.Env,
-		Dir:     p.Process.Dir,
-		KeepFDs: p.Process.KeepFDs,
-		UID:     p.Process.UID,
-		GID:     p.Process.GID,
-		Timeout: p.Process.Timeout,
+		Weaker:    p.WeakerNested,
+		HostNet:   p.Network.Mode == "host",
+		Argv:      p.Process.Argv,
+		Env:       p.Process.Env,
+		Dir:       p.Process.Dir,
+		KeepFDs:   p.Process.KeepFDs,
+		UID:       p.Process.UID,
+		GID:       p.Process.GID,
+		Timeout:   p.Process.Timeout,
+		ControlFD: p.Process.ControlFD,
 	}
 	if err := computeNet(pl, p); err != nil {
 		return nil, err

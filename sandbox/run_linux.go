@@ -106,6 +106,9 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 			return failf(stderr, "%v", err), nil
 		}
 		defer nw.close()
+		if pl.ControlFD > 0 && nw.proxy != nil {
+			go readControl(pl.ControlFD, nw.proxy, stderr)
+		}
 	}
 	base := 3 + len(extra)
 	extra = append(extra, planR, lifeR, statW, ctlInit)

@@ -143,6 +143,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.StringVar(&in.NetMode, "net", "", "")
 	fs.BoolVar(&in.TLSTerminate, "tls-terminate", false, "")
 	fs.Var(&keep, "keep-fd", "")
+	var controlFD fdList
+	fs.Var(&controlFD, "control-fd", "")
 	timeout := fs.String("timeout", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	shell := fs.String("c", "", "")
@@ -206,6 +208,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in.PassEnv, in.SetEnv, in.UnsetEnv = passEnv, setEnv, unsetEnv
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
 	in.KeepFDs = keep
+	if len(controlFD) > 1 {
+		return fail(stderr, "--control-fd given %d times; give one descriptor", len(controlFD))
+	}
+	if len(controlFD) == 1 {
+		in.ControlFD = controlFD[0]
+		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.ControlFD)); err != nil {
+			return fail(stderr, "--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
+		}
+	}
 	in.Presets, in.AllowRegistry = presets, registries
 	in.DryRun = *dryRun || profile // a profile runs nothing: create nothing
 	for _, k := range keep {
@@ -368,6 +379,8 @@ Environment:
 Process:
   --timeout DURATION     kill the whole sandbox after DURATION, exit 124
   --keep-fd N            pass descriptor N to the command (all others beyond 2 are closed)
+  --control-fd N         read settings objects, one per line, from descriptor N (>= 3);
+                         each replaces the network lists of the running sandbox (srt's)
   --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
 
 Exit status: the command's; 128+N if it died of signal N; 124 timeout;
