@@ -64,17 +64,17 @@ type deniedNet struct {
 
 // Proxy is the egress proxy: one policy, any number of listeners.
 type Proxy struct {
-	pol         atomic.Pointer[policyOf] // the lists; SetPolicy swaps them
-	resolver    Resolver
-	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
-	onDeny      func(Denial)
-	own         *ownAddrs
-	lim         limits
-	gp          *goproxy.ProxyHttpServer
-	tr          *http.Transport
-	mitm        *mitm // nil: CONNECTs are tunnelled opaquely
-	rewrite     func(*http.Request, string, int, bool)
-	onPanic     func(any) // tests: observe a recovered panic
+	pol      atomic.Pointer[policyOf] // the lists; SetPolicy swaps them
+	resolver Resolver
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	onDeny   func(Denial)
+	own      *ownAddrs
+	lim      limits
+	gp       *goproxy.ProxyHttpServer
+	tr       *http.Transport
+	mitm     *mitm // nil: CONNECTs are tunnelled opaquely
+	rewrite  func(*http.Request, string, int, bool)
+	onPanic  func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -131,15 +131,15 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{
-		resolver:   cfg.Resolver,
-		dial:       cfg.Dial,
-		onDeny:     cfg.OnDeny,
-		rewrite:    cfg.Rewrite,
-		own:        newOwnAddrs(),
-		lim:        defaultLimits,
-		listeners:  map[net.Listener]struct{}{},
-		servers:    map[*http.Server]struct{}{},
-		conns:      map[net.Conn]struct{}{},
+		resolver:  cfg.Resolver,
+		dial:      cfg.Dial,
+		onDeny:    cfg.OnDeny,
+		rewrite:   cfg.Rewrite,
+		own:       newOwnAddrs(),
+		lim:       defaultLimits,
+		listeners: map[net.Listener]struct{}{},
+		servers:   map[*http.Server]struct{}{},
+		conns:     map[net.Conn]struct{}{},
 	}
 	p.pol.Store(&pol)
 	if p.resolver == nil {
