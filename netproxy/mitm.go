@@ -103,6 +103,9 @@ func CertPEM(c tls.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]})
 }
 
+// maxLeaves bounds the minted certificates kept for reuse.
+const maxLeaves = 4096
+
 // mitm is a Proxy's TLS termination state.
 type mitm struct {
 	ca      tls.Certificate
@@ -142,6 +145,9 @@ func (m *mitm) leaf(host string) (*tls.Certificate, error) {
 	defer m.mu.Unlock()
 	if c, ok := m.leaves[host]; ok {
 		return c, nil
+	}
+	if len(m.leaves) >= maxLeaves {
+		clear(m.leaves) // wildcard DNS under a wildcard entry: bounded memory
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	if err != nil {
@@ -213,20 +219,34 @@ func (p *Proxy) terminate(client net.Conn, early []byte, hostname string, port i
 		},
 		TLSClientConfig:       &tls.Config{ServerName: host, RootCAs: p.mitm.roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   p.lim.dial,
-		ResponseHeaderTimeout: 0,
+		ResponseHeaderTimeout: 2 * time.Minute,
 		DisableCompression:    true,
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       p.lim.idle,
 		ForceAttemptHTTP2:     false,
 	}
 	defer tr.CloseIdleConnections()
-	br := bufio.NewReader(tc)
+	// The request head is bounded like the proxy's own (maxHeader, within
+	// readHeader of its first byte); bodies are not.
+	lr := &io.LimitedReader{R: tc, N: 1 << 62}
+	br := bufio.NewReader(lr)
 	for {
 		_ = client.SetReadDeadline(time.Now().Add(p.lim.idle))
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		_ = client.SetReadDeadline(time.Now().Add(p.lim.readHeader))
+		lr.N = int64(p.lim.maxHeader)
 		req, err := http.ReadRequest(br)
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !isClosedErr(err) {
-				writeStatus(tc, http.StatusBadRequest, "sbx: malformed request on the terminated connection: "+oneLine(err.Error()))
+		exhausted := lr.N <= 0
+		lr.N = 1 << 62
+		switch {
+		case err != nil && exhausted:
+			writeStatus(tc, http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("sbx: request head over %d bytes on the terminated connection", p.lim.maxHeader))
+			return
+		case err != nil:
+			if !isClosedErr(err) {
+				writeStatus(tc, http.StatusBadRequest, "sbx: malformed request head on the terminated connection")
 			}
 			return
 		}
@@ -237,9 +257,38 @@ func (p *Proxy) terminate(client net.Conn, early []byte, hostname string, port i
 	}
 }
 
+// sameTarget reports whether a request inside a terminated tunnel names
+// the tunnel's own host:port, in its Host header and, in absolute form,
+// its URL: a request may not reach (or be routed by a shared front end
+// to) another host than the one vetted, and credentials decided for.
+func sameTarget(req *http.Request, host string, port int) bool {
+	check := func(hp string) bool {
+		h, prt, err := splitTarget(hp)
+		if err != nil {
+			return false
+		}
+		if prt == 0 {
+			prt = 443
+		}
+		c, err := canon(h)
+		return err == nil && c.name == host && prt == port
+	}
+	if req.URL.IsAbs() && (!strings.EqualFold(req.URL.Scheme, "https") || !check(req.URL.Host)) {
+		return false
+	}
+	return req.Host == "" || check(req.Host)
+}
+
 // forward sends one request upstream and writes the response to the
 // client; it reports whether the connection may carry another.
 func (p *Proxy) forward(tc *tls.Conn, br *bufio.Reader, tr *http.Transport, req *http.Request, host string, port int) bool {
+	if req.Method == http.MethodConnect || !sameTarget(req, host, port) {
+		reason := fmt.Sprintf("request inside the tunnel to %s:%d names another target (%s %s, Host %q)", host, port, req.Method, truncate(req.URL.String()), truncate(req.Host))
+		p.report(Denial{Proto: "connect", Host: host, Port: port, Rule: RuleHostMismatch, Reason: reason})
+		writeStatus(tc, http.StatusMisdirectedRequest, "sbx: "+reason)
+		return false
+	}
+	req.Host = "" // the transport sends URL.Host, the vetted target
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	req = req.WithContext(ctx)

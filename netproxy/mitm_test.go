@@ -1,11 +1,13 @@
 package netproxy
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -145,4 +147,68 @@ func TestLoadCA(t *testing.T) {
 	if got, err := LoadCA(cert, keyFile); err != nil || !got.Leaf.IsCA {
 		t.Fatalf("a good CA: %v", err)
 	}
+}
+
+// TestTLSTerminateTargetAndHead: inside a terminated tunnel a request
+// may name only the tunnel's own target (Host header, absolute form, an
+// inner CONNECT), and its head is bounded like the proxy's own.
+func TestTLSTerminateTargetAndHead(t *testing.T) {
+	srv, srvRoots := tlsUpstream(t)
+	target := strings.TrimPrefix(srv.URL, "https://")
+	ca, _ := NewCA()
+	e := startProxy(t, Config{Allowed: []string{target}, TLS: &TLSTerminate{CA: ca, Roots: srvRoots}}, func(l *limits) { l.maxHeader = 4 << 10 })
+	open := func() (*tls.Conn, *bufio.Reader) {
+		c, br := connectTo(t, e.httpAddr, target)
+		roots := x509.NewCertPool()
+		roots.AddCert(ca.Leaf)
+		tc := tls.Client(c, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		_ = br
+		return tc, bufio.NewReader(tc)
+	}
+	for _, head := range []string{
+		"GET /x HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+		"GET https://evil.example/x HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+		"GET http://" + target + "/x HTTP/1.1\r\nHost: " + target + "\r\n\r\n",
+		"CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
+		"GET /x HTTP/1.1\r\nHost: " + target + "\r\nX-Big: " + strings.Repeat("A", 8<<10) + "\r\n\r\n",
+	} {
+		tc, br := open()
+		io.WriteString(tc, head)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%.40q: %v", head, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode < 400 || strings.Contains(string(b), "token=") {
+			t.Errorf("%.40q: got %d %q", head, resp.StatusCode, b)
+		}
+		tc.Close()
+	}
+	// The tunnel's own target, by name or implied, goes through.
+	tc, br := open()
+	io.WriteString(tc, "GET /ok HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("own target: %v %v", resp, err)
+	}
+	tc.Close()
+}
+
+func connectTo(t *testing.T, proxyAddr, target string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", proxyAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	return c, br
 }

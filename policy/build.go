@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -242,6 +243,13 @@ func Build(in Input) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if creds != nil && runtime.GOOS != "linux" {
+		for _, c := range append(append([]CredentialRule(nil), creds.EnvVars...), creds.Files...) {
+			if c.Mode == "mask" {
+				return nil, fmt.Errorf("credentials mode mask is built for Linux only (%s%s would enter the sandbox unmasked); use mode deny here", c.Name, c.Path)
+			}
+		}
+	}
 	if creds != nil {
 		for _, c := range creds.EnvVars {
 			if c.Mode == "deny" {
@@ -383,6 +391,16 @@ func Build(in Input) (*Policy, error) {
 		t, err := r.tlsTerminate(*tlsSet, tlsFrom)
 		if err != nil {
 			return nil, err
+		}
+		// A CA key of the user's is never readable in the sandbox, and
+		// the certificates it trusts are never writable there.
+		if t.CAKeyPath != "" {
+			p.Filesystem.DenyRead = dedupe(append(p.Filesystem.DenyRead, resolvedOr(t.CAKeyPath)))
+		}
+		for _, c := range append([]string{t.CACertPath}, t.ExtraCACertPaths...) {
+			if c != "" {
+				p.Filesystem.DenyWrite = dedupe(append(p.Filesystem.DenyWrite, resolvedOr(c)))
+			}
 		}
 		switch p.Network.Mode {
 		case "filtered":
@@ -840,4 +858,12 @@ func CACertificates(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: no PEM CERTIFICATE block", path)
 	}
 	return out, nil
+}
+
+// resolvedOr is p with its symlinks resolved, or p.
+func resolvedOr(p string) string {
+	if r, _, err := Resolve(p); err == nil {
+		return r
+	}
+	return p
 }

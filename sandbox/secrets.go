@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/sbx-sh/sbx/credentials"
 	"github.com/sbx-sh/sbx/netproxy"
@@ -44,6 +45,11 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 		if r.Mode != "mask" {
 			continue
 		}
+		for _, h := range r.InjectHosts {
+			if err := netproxy.ValidatePattern(h, false); err != nil {
+				return nil, nil, fmt.Errorf("credentials.envVars %s injectHosts: %w", r.Name, err)
+			}
+		}
 		for i, kv := range pl.Env {
 			k, v, _ := strings.Cut(kv, "=")
 			if k != r.Name {
@@ -68,6 +74,12 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 	for _, r := range c.Files {
 		if r.Mode != "mask" {
 			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(r.Path, &st); err == nil && st.Nlink > 1 {
+			// The copy covers one name; another hard link would show the
+			// real contents.
+			return nil, nil, fmt.Errorf("credentials.files %s has %d hard links, which the masked copy would not cover; keep one link, or use mode deny on each", r.Path, st.Nlink)
 		}
 		content, err := os.ReadFile(r.Path)
 		if err != nil {

@@ -8,8 +8,12 @@ package main
 // recorded. Real values never appear in sbx's output.
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+
 	"crypto/tls"
 	"fmt"
+	"github.com/sbx-sh/sbx/netproxy"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -139,5 +143,43 @@ func TestCredentialsBadInput(t *testing.T) {
 	} {
 		writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": `+c+`}`)
 		wantRefusedIn(t, d, "credentials", "--settings", filepath.Join(d, "s.json"))
+	}
+}
+
+// TestCredentialsReviewed: the ways around masking that review found.
+func TestCredentialsReviewed(t *testing.T) {
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	// A masked file with a second hard link is refused: the copy would
+	// cover one name only.
+	creds := filepath.Join(d, "creds.txt")
+	writeFile(t, creds, "token=abc123\n")
+	if err := os.Link(creds, filepath.Join(d, "other-name")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": {"files": [{"path": "`+creds+`", "mode": "mask"}]}}`)
+	wantRefusedIn(t, d, "hard links", "--settings", filepath.Join(d, "s.json"))
+	// A malformed injectHosts entry is refused.
+	writeFile(t, filepath.Join(d, "s.json"), `{"network": {"allowedDomains": ["x.test"]}, "filesystem": {}, "credentials": {"envVars": [{"name": "T", "mode": "mask", "injectHosts": ["http://x.test/"]}]}}`)
+	wantRefusedIn(t, d, "injectHosts", "--settings", filepath.Join(d, "s.json"))
+	// A CA key given in the settings is not readable in the sandbox, and
+	// the certificate is not writable, even inside a writable directory.
+	ca, err := netproxy.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(ca.PrivateKey)
+	key, cert := filepath.Join(d, "ca.key"), filepath.Join(d, "ca.pem")
+	writeFile(t, cert, string(netproxy.CertPEM(ca)))
+	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
+	writeFile(t, filepath.Join(d, "s.json"), `{"network": {"allowedDomains": ["x.test"], "tlsTerminate": {"caCertPath": "`+cert+`", "caKeyPath": "`+key+`"}}, "filesystem": {"allowWrite": ["`+d+`"]}}`)
+	r := sh(t, runOpts{dir: d}, `cat `+key+` 2>/dev/null; echo x >> `+cert+` 2>/dev/null && echo WROTE; echo ok > `+d+`/f && echo wrote-other`, "--settings", filepath.Join(d, "s.json"))
+	if strings.Contains(r.stdout, "PRIVATE") || strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.stdout, "wrote-other") {
+		t.Fatalf("the CA files: %s", r)
+	}
+	// Control: without the setting the key is readable.
+	r = sh(t, runOpts{dir: d}, `cat `+key)
+	if !strings.Contains(r.stdout, "PRIVATE") {
+		t.Fatalf("control: %s", r)
 	}
 }
