@@ -457,10 +457,12 @@ func TestNetBadPatterns(t *testing.T) {
 	)
 }
 
-// TestNetNpmAndPip: npm and pip reach an allowed registry (the test's own
-// loopback server) through the proxy, configured by nothing but the
-// environment sbx sets.
-func TestNetNpmAndPip(t *testing.T) {
+// whl is the name of testWheel's package file.
+const whl = "sbx_test_pkg-1.0.0-py3-none-any.whl"
+
+// testWheel is a minimal pure-Python wheel, sbx-test-pkg 1.0.0, for the
+// tests' own package index.
+func testWheel() *bytes.Buffer {
 	var wheel bytes.Buffer
 	zw := zip.NewWriter(&wheel)
 	for name, body := range map[string]string{
@@ -473,7 +475,14 @@ func TestNetNpmAndPip(t *testing.T) {
 		io.WriteString(w, body)
 	}
 	zw.Close()
-	const whl = "sbx_test_pkg-1.0.0-py3-none-any.whl"
+	return &wheel
+}
+
+// TestNetNpmAndPip: npm and pip reach an allowed registry (the test's own
+// loopback server) through the proxy, configured by nothing but the
+// environment sbx sets.
+func TestNetNpmAndPip(t *testing.T) {
+	wheel := testWheel()
 	c := &counter{}
 	var base string
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

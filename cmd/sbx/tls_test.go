@@ -8,7 +8,6 @@ package main
 // verifies the server against the supervisor's SSL_CERT_FILE.
 
 import (
-	"archive/zip"
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -54,19 +53,7 @@ func (r *tlsRegistry) saw() []string {
 func newTLSRegistry(t *testing.T) *tlsRegistry {
 	t.Helper()
 	reg := &tlsRegistry{}
-	var wheel bytes.Buffer
-	zw := zip.NewWriter(&wheel)
-	for name, body := range map[string]string{
-		"sbx_test_pkg/__init__.py":              "",
-		"sbx_test_pkg-1.0.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbx-test-pkg\nVersion: 1.0.0\n",
-		"sbx_test_pkg-1.0.0.dist-info/WHEEL":    "Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-		"sbx_test_pkg-1.0.0.dist-info/RECORD":   "",
-	} {
-		w, _ := zw.Create(name)
-		io.WriteString(w, body)
-	}
-	zw.Close()
-	const whl = "sbx_test_pkg-1.0.0-py3-none-any.whl"
+	wheel := testWheel()
 	var gitHandler http.Handler = http.NotFoundHandler()
 	if git, err := exec.LookPath("git"); err == nil {
 		if backend, err := exec.Command(git, "--exec-path").Output(); err == nil {
