@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // address vetted for this request.
 func (p *Proxy) newGoproxy() (*goproxy.ProxyHttpServer, *http.Transport) {
 	tr := &http.Transport{
-		Proxy:                  nil,
+		Proxy:                  p.proxyForTransport,
 		DialContext:            p.dialForTransport,
 		DisableKeepAlives:      true, // every request dials its own vetted address
 		DisableCompression:     true, // pass Accept-Encoding and bodies through untouched
@@ -118,6 +119,12 @@ func (p *Proxy) dialForTransport(ctx context.Context, network, addr string) (net
 	if v == nil {
 		return nil, fmt.Errorf("netproxy: refusing unvetted dial to %s", addr)
 	}
+	if u := p.parentFor(v.host, v.port, true); u != nil && v.targets == nil {
+		if addr != u.Host {
+			return nil, fmt.Errorf("netproxy: dial %s is not the parent proxy %s", addr, u.Host)
+		}
+		return p.dial(ctx, network, addr)
+	}
 	h, port, err := splitTarget(addr)
 	if err != nil || port != v.port {
 		return nil, fmt.Errorf("netproxy: dial %s does not match vetted %s:%d", addr, v.host, v.port)
@@ -127,5 +134,16 @@ func (p *Proxy) dialForTransport(ctx context.Context, network, addr string) (net
 	} else if b, err2 := canon(v.host); err2 != nil || a.name != b.name {
 		return nil, fmt.Errorf("netproxy: dial %s does not match vetted %s:%d", addr, v.host, v.port)
 	}
-	return p.dialVetted(ctx, v.targets)
+	return p.dialVetted(ctx, v.host, v.port, v.targets)
+}
+
+// proxyForTransport sends a plain-HTTP request through the parent proxy
+// when one carries it (absolute form, Proxy-Authorization from the URL's
+// user); otherwise nil: direct, to the vetted address.
+func (p *Proxy) proxyForTransport(r *http.Request) (*url.URL, error) {
+	v, _ := r.Context().Value(vettedKey{}).(*vettedTarget)
+	if v == nil || v.targets != nil {
+		return nil, nil
+	}
+	return p.parentFor(v.host, v.port, true), nil
 }

@@ -125,7 +125,7 @@ func (p *Proxy) handleConnect(w http.ResponseWriter, r *http.Request, cc *client
 		p.terminate(client, early, hostname, port, targets)
 		return
 	}
-	upstream, err := p.dialVetted(r.Context(), targets)
+	upstream, err := p.dialVetted(r.Context(), hostname, port, targets)
 	if err != nil {
 		gatewayError(w, http.StatusBadGateway, fmt.Sprintf("cannot connect to %s:%d: %v", hostname, port, err))
 		return

@@ -207,7 +207,7 @@ func (p *Proxy) terminate(client net.Conn, early []byte, hostname string, port i
 	_ = client.SetDeadline(noDeadline)
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			c, err := p.dialVetted(ctx, targets)
+			c, err := p.dialVetted(ctx, host, port, targets)
 			if err != nil {
 				return nil, err
 			}

@@ -32,6 +32,9 @@ type Config struct {
 	// terminated TLS (terminated true). It may change the request (the
 	// credentials injector swaps sentinels for real values there).
 	Rewrite func(r *http.Request, host string, port int, terminated bool)
+	// Parent, when set, is the upstream proxy allowed traffic leaves
+	// through (see Parent).
+	Parent *Parent
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -74,6 +77,7 @@ type Proxy struct {
 	tr       *http.Transport
 	mitm     *mitm // nil: CONNECTs are tunnelled opaquely
 	rewrite  func(*http.Request, string, int, bool)
+	parent   *Parent
 	onPanic  func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
@@ -135,6 +139,7 @@ func New(cfg Config) (*Proxy, error) {
 		dial:      cfg.Dial,
 		onDeny:    cfg.OnDeny,
 		rewrite:   cfg.Rewrite,
+		parent:    cfg.Parent,
 		own:       newOwnAddrs(),
 		lim:       defaultLimits,
 		listeners: map[net.Listener]struct{}{},

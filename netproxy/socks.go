@@ -94,7 +94,7 @@ func (p *Proxy) serveSOCKSConn(cc *clientConn) {
 		_ = socksReply(c, socksHostUnreachable)
 		return
 	}
-	upstream, err := p.dialVetted(p.ctx, targets)
+	upstream, err := p.dialVetted(p.ctx, hostname, port, targets)
 	if err != nil {
 		_ = socksReply(c, dialErrorCode(err))
 		return

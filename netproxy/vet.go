@@ -48,6 +48,9 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	if !dec.Allowed {
 		return nil, deny(h.name, dec.Rule, dec.Reason), nil
 	}
+	if p.parentFor(h.name, port, proto == "http") != nil {
+		return nil, nil, nil // the parent resolves and connects (dialVetted)
+	}
 	var addrs []netip.Addr
 	switch {
 	case h.isIP():
@@ -135,7 +138,12 @@ func (p *Proxy) lookup(ctx context.Context, name string) ([]netip.Addr, error) {
 // connection made. It never resolves anything. Like net.Dialer, it gives
 // each attempt an equal share of the remaining time (at least 2 s), so one
 // black-holed address does not use up the whole budget.
-func (p *Proxy) dialVetted(ctx context.Context, targets []netip.AddrPort) (net.Conn, error) {
+func (p *Proxy) dialVetted(ctx context.Context, host string, port int, targets []netip.AddrPort) (net.Conn, error) {
+	if targets == nil {
+		if u := p.parentFor(host, port, false); u != nil {
+			return p.dialParent(ctx, u, host, port)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.lim.dial)
 	defer cancel()
 	stop := context.AfterFunc(p.ctx, cancel)

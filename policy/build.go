@@ -172,6 +172,9 @@ func Build(in Input) (*Policy, error) {
 			p.Commands = l.commands
 		}
 		presets = append(presets, l.presets...)
+		if l.parentProxy != nil {
+			p.Network.ParentProxy = l.parentProxy // a scalar: the last file that sets it
+		}
 		if c := l.credentials; c != nil {
 			if creds == nil {
 				creds = &Credentials{}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"net/url"
 	"time"
 )
 
@@ -79,6 +80,36 @@ type Network struct {
 	// TLSTerminate is network.tlsTerminate / --tls-terminate: HTTPS
 	// CONNECTs to allowed hosts are terminated in the proxy; nil is off.
 	TLSTerminate *TLSTerminate `json:"tlsTerminate,omitempty"`
+	// ParentProxy is network.parentProxy: the upstream proxy allowed
+	// traffic leaves through. nil: sbx's own HTTP(S)_PROXY and NO_PROXY
+	// decide (see sandbox).
+	ParentProxy *ParentProxy `json:"parentProxy,omitempty"`
+}
+
+// ParentProxy is srt's network.parentProxy.
+type ParentProxy struct {
+	HTTP    string   `json:"http,omitempty"`
+	HTTPS   string   `json:"https,omitempty"`
+	NoProxy []string `json:"noProxy,omitempty"`
+}
+
+// MarshalJSON shows the URLs without their passwords (--dry-run).
+func (pp ParentProxy) MarshalJSON() ([]byte, error) {
+	type plain ParentProxy
+	c := plain(pp)
+	c.HTTP, c.HTTPS = RedactURL(c.HTTP), RedactURL(c.HTTPS)
+	return json.Marshal(c)
+}
+
+// RedactURL replaces a URL's password with "xxxxx".
+func RedactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return s
 }
 
 // TLSTerminate is srt's network.tlsTerminate. Paths are absolute; an

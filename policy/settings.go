@@ -25,6 +25,7 @@ type layer struct {
 	strictAllowlist                               *bool
 	allowUnixSockets, allowMachLookup             []string
 	tlsTerminate                                  *tlsSetting
+	parentProxy                                   *ParentProxy
 	allowAllUnixSockets, allowLocalBinding        *bool
 	managedDomainsOnly, managedReadOnly           bool
 
@@ -94,7 +95,7 @@ var Keys = map[string]string{
 	"network.allowMachLookup":              "honoured on macOS; no meaning on Linux",
 	"network.httpProxyPort":                "refused: sbx's own proxy is the only way out",
 	"network.socksProxyPort":               "refused: sbx's own proxy is the only way out",
-	"network.parentProxy":                  "refused: upstream proxies are not built",
+	"network.parentProxy":                  "honoured: {http, https, noProxy}; unset, sbx's own HTTP_PROXY/HTTPS_PROXY/NO_PROXY",
 	"network.mitmProxy":                    "refused: TLS interception is not built",
 	"network.tlsTerminate":                 "honoured: HTTPS to allowed hosts terminated in the proxy (caCertPath, caKeyPath, excludeDomains, extraCaCertPaths)",
 	"network.allowManagedDomainsOnly":      "honoured from --managed-settings only",
@@ -368,6 +369,24 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 				return &SettingsError{File: l.file, Key: shown, Problem: "caCertPath and caKeyPath go together; give both, or neither for a CA made for the run"}
 			}
 			l.tlsTerminate = &t
+		}
+	case "network.parentProxy":
+		var pp struct {
+			HTTP    string          `json:"http"`
+			HTTPS   string          `json:"https"`
+			NoProxy json.RawMessage `json:"noProxy"`
+		}
+		if err = l.decode(shown, raw, &pp, "an object with http, https and noProxy"); err == nil {
+			out := &ParentProxy{HTTP: pp.HTTP, HTTPS: pp.HTTPS}
+			if len(pp.NoProxy) > 0 {
+				var one string
+				if json.Unmarshal(pp.NoProxy, &one) == nil {
+					out.NoProxy = strings.Split(one, ",")
+				} else if err = l.decode(shown+".noProxy", pp.NoProxy, &out.NoProxy, "a string (comma-separated) or an array of strings"); err != nil {
+					return err
+				}
+			}
+			l.parentProxy = out
 		}
 	case "network.allowLocalBinding":
 		l.allowLocalBinding, err = l.boolean(shown, raw)

@@ -45,6 +45,8 @@ type NetPlan struct {
 	Denied  []string `json:"deniedDomains,omitempty"`
 	// TLS is set when the proxy terminates HTTPS (network.tlsTerminate).
 	TLS *TLSPlan `json:"tlsTerminate,omitempty"`
+	// Parent names the upstream proxy, password hidden, for --dry-run.
+	Parent []string `json:"parentProxy,omitempty"`
 
 	proxy netproxy.Config
 }
@@ -130,6 +132,55 @@ func tlsTermination(t *policy.TLSTerminate) (*netproxy.TLSTerminate, *TLSPlan, e
 		&TLSPlan{BundlePath: BundlePath, CA: ca.Leaf.Subject.String(), Exclude: t.ExcludeDomains, Bundle: bundle}, nil
 }
 
+// parentProxy is the upstream proxy: network.parentProxy when set, else
+// the HTTP_PROXY / HTTPS_PROXY / NO_PROXY (or lowercase) of sbx's own
+// environment; nil when neither names one.
+func parentProxy(pp *policy.ParentProxy) (*netproxy.Parent, error) {
+	key := "network.parentProxy"
+	if pp == nil {
+		env := func(names ...string) string {
+			for _, n := range names {
+				if v := os.Getenv(n); v != "" {
+					return v
+				}
+			}
+			return ""
+		}
+		pp = &policy.ParentProxy{HTTP: env("HTTP_PROXY", "http_proxy"), HTTPS: env("HTTPS_PROXY", "https_proxy")}
+		if np := env("NO_PROXY", "no_proxy"); np != "" {
+			pp.NoProxy = strings.Split(np, ",")
+		}
+		key = "sbx's environment"
+	}
+	if pp.HTTP == "" && pp.HTTPS == "" {
+		return nil, nil
+	}
+	var out netproxy.Parent
+	var err error
+	if out.HTTP, err = netproxy.ParseParentURL(key+" http (HTTP_PROXY)", pp.HTTP); err != nil {
+		return nil, err
+	}
+	if out.HTTPS, err = netproxy.ParseParentURL(key+" https (HTTPS_PROXY)", pp.HTTPS); err != nil {
+		return nil, err
+	}
+	out.NoProxy = pp.NoProxy
+	return &out, nil
+}
+
+func parentShown(p *netproxy.Parent) []string {
+	var out []string
+	if p.HTTP != nil {
+		out = append(out, "http: "+policy.RedactURL(p.HTTP.String()))
+	}
+	if p.HTTPS != nil {
+		out = append(out, "https: "+policy.RedactURL(p.HTTPS.String()))
+	}
+	if len(p.NoProxy) > 0 {
+		out = append(out, "noProxy: "+strings.Join(p.NoProxy, ","))
+	}
+	return out
+}
+
 // Publish is one --publish [HOST_PORT:]PORT.
 type Publish struct {
 	HostPort uint16 `json:"hostPort"`
@@ -212,6 +263,14 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 	// The reasons and CIDRs; the proxy itself is made in the supervisor.
 	if err := n.proxy.Validate(); err != nil {
 		return fmt.Errorf("network settings: %w", err)
+	}
+	parent, err := parentProxy(p.Network.ParentProxy)
+	if err != nil {
+		return err
+	}
+	n.proxy.Parent = parent
+	if parent != nil {
+		n.Parent = parentShown(parent)
 	}
 	if t := p.Network.TLSTerminate; t != nil {
 		var err error

@@ -75,7 +75,7 @@ func sbx(t *testing.T, o runOpts, args ...string) result {
 	}
 	cmd.Env = o.env
 	if cmd.Env == nil {
-		cmd.Env = os.Environ()
+		cmd.Env = hermeticEnv()
 	}
 	cmd.Stdin = strings.NewReader(o.stdin)
 	cmd.ExtraFiles = o.extra
@@ -98,6 +98,21 @@ func exitCode(t *testing.T, cmd *exec.Cmd, err error) int {
 		t.Fatalf("running %q: %v", cmd.Args, err)
 	}
 	return 0
+}
+
+// hermeticEnv is the test's environment without proxy variables: sbx
+// would send allowed traffic through a parent proxy they name.
+func hermeticEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // sh runs a shell string under sbx with extra flags.
