@@ -123,7 +123,7 @@ func (p *Proxy) dialForTransport(ctx context.Context, network, addr string) (net
 		if addr != u.Host {
 			return nil, fmt.Errorf("netproxy: dial %s is not the parent proxy %s", addr, u.Host)
 		}
-		return p.dial(ctx, network, addr)
+		return p.dialHop(ctx, addr)
 	}
 	h, port, err := splitTarget(addr)
 	if err != nil || port != v.port {

@@ -29,6 +29,20 @@ type Parent struct {
 	NoProxy []string
 }
 
+// MITMUpstream is srt's network.mitmProxy: traffic to Domains (the
+// allowedDomains pattern syntax) goes to an HTTP proxy listening on the
+// Unix socket SocketPath — a company's inspecting proxy, say — after sbx's
+// own lists allowed it: tunnels with CONNECT, plain HTTP in absolute form.
+// It takes precedence over Parent for those domains.
+type MITMUpstream struct {
+	SocketPath string
+	Domains    []string
+}
+
+// mitmHost is the placeholder authority of the MITM proxy's URL; the
+// transport's dialer maps it to the Unix socket.
+const mitmHost = "mitm-proxy.sbx.invalid:80"
+
 // ParseParentURL checks one parent proxy URL: http://[user:pass@]host:port.
 func ParseParentURL(key, s string) (*url.URL, error) {
 	if s == "" {
@@ -64,6 +78,9 @@ func redactURL(s string) string {
 // parentFor returns the parent that carries traffic to host:port (plain
 // HTTP or a tunnel), or nil for a direct connection.
 func (p *Proxy) parentFor(host string, port int, plain bool) *url.URL {
+	if p.mitmUp != nil && MatchAny(p.mitmUp.Domains, host, port) {
+		return &url.URL{Scheme: "http", Host: mitmHost}
+	}
 	if p.parent == nil {
 		return nil
 	}
@@ -123,7 +140,7 @@ func noProxy(entries []string, host string, port int) bool {
 func (p *Proxy) dialParent(ctx context.Context, u *url.URL, host string, port int) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.lim.dial)
 	defer cancel()
-	c, err := p.dial(ctx, "tcp", u.Host)
+	c, err := p.dialHop(ctx, u.Host)
 	if err != nil {
 		return nil, fmt.Errorf("parent proxy %s: %w", u.Host, err)
 	}
@@ -164,4 +181,14 @@ func proxyAuth(u *url.URL) string {
 	}
 	pw, _ := u.User.Password()
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
+}
+
+// dialHop connects to a parent proxy's address, or to the MITM proxy's
+// Unix socket for its placeholder.
+func (p *Proxy) dialHop(ctx context.Context, addr string) (net.Conn, error) {
+	if addr == mitmHost && p.mitmUp != nil {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", p.mitmUp.SocketPath)
+	}
+	return p.dial(ctx, "tcp", addr)
 }

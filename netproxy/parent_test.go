@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,10 @@ func (f *fakeParent) log() []string {
 }
 
 func startParent(t *testing.T, echoPort int) *fakeParent {
-	l := listen(t, "127.0.0.1:0")
+	return startParentOn(t, listen(t, "127.0.0.1:0"), echoPort)
+}
+
+func startParentOn(t *testing.T, l net.Listener, echoPort int) *fakeParent {
 	f := &fakeParent{addr: l.Addr().String()}
 	go func() {
 		for {
@@ -156,5 +160,59 @@ func TestNoProxyMatch(t *testing.T) {
 		t.Error(err)
 	} else if _, err := ParseParentURL("k", "ftp://u:topsecret@p:1"); err == nil || strings.Contains(err.Error(), "topsecret") {
 		t.Errorf("the password leaked into the error: %v", err)
+	}
+}
+
+// TestMITMUpstream: srt's network.mitmProxy. Its domains go to the proxy
+// on the Unix socket (tunnels and plain HTTP), after sbx's lists allowed
+// them; other allowed hosts go their usual way.
+func TestMITMUpstream(t *testing.T) {
+	port := echoServer(t)
+	sock := filepath.Join(t.TempDir(), "mitm.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	mitm := startParentOn(t, ul, port)
+	e := startProxy(t, Config{
+		Allowed: []string{"*.corp.test", "other.test", "127.0.0.1"},
+		Denied:  []string{"secret.corp.test"},
+		MITM:    &MITMUpstream{SocketPath: sock, Domains: []string{"*.corp.test"}},
+	}, nil)
+	e.res.answers["other.test"] = [][]string{{"127.0.0.1"}}
+	c, resp, br := connectVia(t, e.httpAddr, fmt.Sprintf("api.corp.test:%d", port), "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("CONNECT via the MITM proxy: %s", resp.Status)
+	}
+	io.WriteString(c, "ping")
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(br, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("tunnel: %q %v", buf, err)
+	}
+	c.Close()
+	pu, _ := url.Parse("http://" + e.httpAddr)
+	r, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}).Get("http://www.corp.test/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if string(b) != "via parent" {
+		t.Fatalf("plain HTTP: %q", b)
+	}
+	c, resp, _ = connectVia(t, e.httpAddr, fmt.Sprintf("other.test:%d", port), "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("other.test: %s", resp.Status)
+	}
+	c.Close()
+	c, resp, _ = connectVia(t, e.httpAddr, "secret.corp.test:443", "")
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a denied MITM domain: %s", resp.Status)
+	}
+	c.Close()
+	got := strings.Join(mitm.log(), "\n")
+	if want := fmt.Sprintf("CONNECT api.corp.test:%d auth=\nGET http://www.corp.test/p auth=", port); got != want {
+		t.Fatalf("the MITM proxy saw:\n%s\nwant\n%s", got, want)
 	}
 }

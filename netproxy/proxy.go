@@ -35,6 +35,9 @@ type Config struct {
 	// Parent, when set, is the upstream proxy allowed traffic leaves
 	// through (see Parent).
 	Parent *Parent
+	// MITM, when set, sends its domains to an upstream proxy on a Unix
+	// socket (see MITMUpstream).
+	MITM *MITMUpstream
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -78,6 +81,7 @@ type Proxy struct {
 	mitm     *mitm // nil: CONNECTs are tunnelled opaquely
 	rewrite  func(*http.Request, string, int, bool)
 	parent   *Parent
+	mitmUp   *MITMUpstream
 	onPanic  func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
@@ -140,6 +144,7 @@ func New(cfg Config) (*Proxy, error) {
 		onDeny:    cfg.OnDeny,
 		rewrite:   cfg.Rewrite,
 		parent:    cfg.Parent,
+		mitmUp:    cfg.MITM,
 		own:       newOwnAddrs(),
 		lim:       defaultLimits,
 		listeners: map[net.Listener]struct{}{},

@@ -131,6 +131,7 @@ func Build(in Input) (*Policy, error) {
 	p.Filesystem.SearchDepth = DefaultSearchDepth
 	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
 	var presets []string
+	r0 := resolver{cwd: in.Cwd, home: home}
 	var creds *Credentials
 	var tlsSet *tlsSetting
 	tlsFrom := "command line"
@@ -172,6 +173,16 @@ func Build(in Input) (*Policy, error) {
 			p.Commands = l.commands
 		}
 		presets = append(presets, l.presets...)
+		if l.mitmProxy != nil {
+			m := *l.mitmProxy
+			if m.SocketPath, err = r0.abs(m.SocketPath); err != nil {
+				return nil, fmt.Errorf("network.mitmProxy.socketPath: %w", err)
+			}
+			if st, serr := os.Stat(m.SocketPath); serr != nil || st.Mode()&os.ModeSocket == 0 {
+				return nil, fmt.Errorf("settings %s: key \"network.mitmProxy.socketPath\": %s is not a Unix socket; start the proxy first or fix the path", l.file, m.SocketPath)
+			}
+			p.Network.MITMProxy = &m
+		}
 		if l.parentProxy != nil {
 			p.Network.ParentProxy = l.parentProxy // a scalar: the last file that sets it
 		}

@@ -84,6 +84,15 @@ type Network struct {
 	// traffic leaves through. nil: sbx's own HTTP(S)_PROXY and NO_PROXY
 	// decide (see sandbox).
 	ParentProxy *ParentProxy `json:"parentProxy,omitempty"`
+	// MITMProxy is network.mitmProxy: its domains go to an upstream
+	// proxy on a Unix socket.
+	MITMProxy *MITMProxy `json:"mitmProxy,omitempty"`
+}
+
+// MITMProxy is srt's network.mitmProxy; SocketPath is absolute.
+type MITMProxy struct {
+	SocketPath string   `json:"socketPath"`
+	Domains    []string `json:"domains"`
 }
 
 // ParentProxy is srt's network.parentProxy.

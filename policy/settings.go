@@ -26,6 +26,7 @@ type layer struct {
 	allowUnixSockets, allowMachLookup             []string
 	tlsTerminate                                  *tlsSetting
 	parentProxy                                   *ParentProxy
+	mitmProxy                                     *MITMProxy
 	allowAllUnixSockets, allowLocalBinding        *bool
 	managedDomainsOnly, managedReadOnly           bool
 
@@ -96,7 +97,7 @@ var Keys = map[string]string{
 	"network.httpProxyPort":                "refused: sbx's own proxy is the only way out",
 	"network.socksProxyPort":               "refused: sbx's own proxy is the only way out",
 	"network.parentProxy":                  "honoured: {http, https, noProxy}; unset, sbx's own HTTP_PROXY/HTTPS_PROXY/NO_PROXY",
-	"network.mitmProxy":                    "refused: TLS interception is not built",
+	"network.mitmProxy":                    "honoured: {socketPath, domains}: those domains go to the proxy on that Unix socket, after sbx's own lists",
 	"network.tlsTerminate":                 "honoured: HTTPS to allowed hosts terminated in the proxy (caCertPath, caKeyPath, excludeDomains, extraCaCertPaths)",
 	"network.allowManagedDomainsOnly":      "honoured from --managed-settings only",
 	"filesystem.allowRead":                 "honoured",
@@ -369,6 +370,14 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 				return &SettingsError{File: l.file, Key: shown, Problem: "caCertPath and caKeyPath go together; give both, or neither for a CA made for the run"}
 			}
 			l.tlsTerminate = &t
+		}
+	case "network.mitmProxy":
+		var m MITMProxy
+		if err = l.decode(shown, raw, &m, "an object with socketPath and domains"); err == nil {
+			if m.SocketPath == "" || len(m.Domains) == 0 {
+				return &SettingsError{File: l.file, Key: shown, Problem: "needs socketPath and at least one domains entry"}
+			}
+			l.mitmProxy = &m
 		}
 	case "network.parentProxy":
 		var pp struct {

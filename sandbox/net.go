@@ -269,6 +269,14 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 		return err
 	}
 	n.proxy.Parent = parent
+	if m := p.Network.MITMProxy; m != nil {
+		for _, d := range m.Domains {
+			if err := netproxy.ValidatePattern(d, false); err != nil {
+				return fmt.Errorf("network.mitmProxy.domains: %w", err)
+			}
+		}
+		n.proxy.MITM = &netproxy.MITMUpstream{SocketPath: m.SocketPath, Domains: m.Domains}
+	}
 	if parent != nil {
 		n.Parent = parentShown(parent)
 	}

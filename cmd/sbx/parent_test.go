@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,4 +61,40 @@ func TestParentProxyFromEnvironment(t *testing.T) {
 	if r.code != 125 || strings.Contains(r.stderr, "topsecret") || !strings.Contains(r.stderr, "HTTPS_PROXY") {
 		t.Fatalf("bad parent: %s", r)
 	}
+}
+
+// TestMITMProxySetting: network.mitmProxy sends its domains to the proxy
+// on the Unix socket; a socket that is not there is exit 125.
+func TestMITMProxySetting(t *testing.T) {
+	curl := needTool(t, "curl")
+	d := t.TempDir()
+	sock := filepath.Join(d, "mitm.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nvia mitm")
+			}()
+		}
+	}()
+	settings := filepath.Join(d, "s.json")
+	writeFile(t, settings, `{"network": {"allowedDomains": ["*.corp.test"], "mitmProxy": {"socketPath": "`+sock+`", "domains": ["*.corp.test"]}}, "filesystem": {}}`)
+	r := sbx(t, runOpts{}, "--settings", settings, "--", curl, "-sS", "http://www.corp.test/x")
+	if r.code != 0 || r.stdout != "via mitm" {
+		t.Fatalf("%s", r)
+	}
+	writeFile(t, settings, `{"network": {"allowedDomains": ["*.corp.test"], "mitmProxy": {"socketPath": "`+filepath.Join(d, "none.sock")+`", "domains": ["*.corp.test"]}}, "filesystem": {}}`)
+	wantRefusedIn(t, d, "mitmProxy", "--settings", settings)
 }

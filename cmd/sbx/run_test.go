@@ -364,7 +364,7 @@ func TestBadInput(t *testing.T) {
 	writeFile(t, filepath.Join(d, "unknown.json"), `{"network":{},"filesystem":{},"bogus":1}`)
 	writeFile(t, filepath.Join(d, "type.json"), `{"network":{},"filesystem":{"allowWrite":"."}}`)
 	writeFile(t, filepath.Join(d, "missingfs.json"), `{"network":{}}`)
-	writeFile(t, filepath.Join(d, "refused.json"), `{"network":{"mitmProxy":{}},"filesystem":{}}`)
+	writeFile(t, filepath.Join(d, "refused.json"), `{"network":{"httpProxyPort":8080},"filesystem":{}}`)
 	before := snapshot(t, d)
 	cases := map[string][]string{
 		"missing file":   {"--settings", "nope.json"},
