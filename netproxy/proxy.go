@@ -38,6 +38,11 @@ type Config struct {
 	// MITM, when set, sends its domains to an upstream proxy on a Unix
 	// socket (see MITMUpstream).
 	MITM *MITMUpstream
+	// Ask, when set, is asked about a host that no list entry allows or
+	// denies (rule default-deny); true allows it for this request. The
+	// address guard still applies. It must return within the context's
+	// deadline (a caller's timeout is a refusal).
+	Ask func(ctx context.Context, host string, port int) bool
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -82,6 +87,7 @@ type Proxy struct {
 	rewrite  func(*http.Request, string, int, bool)
 	parent   *Parent
 	mitmUp   *MITMUpstream
+	ask      func(context.Context, string, int) bool
 	onPanic  func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
@@ -145,6 +151,7 @@ func New(cfg Config) (*Proxy, error) {
 		rewrite:   cfg.Rewrite,
 		parent:    cfg.Parent,
 		mitmUp:    cfg.MITM,
+		ask:       cfg.Ask,
 		own:       newOwnAddrs(),
 		lim:       defaultLimits,
 		listeners: map[net.Listener]struct{}{},

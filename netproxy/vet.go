@@ -45,6 +45,13 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	}
 	pol := p.pol.Load() // one policy for the whole decision
 	dec, entry := pol.decide(h, port)
+	if !dec.Allowed && dec.Rule == RuleDefault && p.ask != nil {
+		if p.ask(ctx, h.name, port) {
+			dec = Decision{Allowed: true, Rule: "asked", Reason: "allowed when asked (--ask-fd)"}
+		} else {
+			dec.Reason = "not in network.allowedDomains, and refused when asked (--ask-fd)"
+		}
+	}
 	if !dec.Allowed {
 		return nil, deny(h.name, dec.Rule, dec.Reason), nil
 	}

@@ -51,6 +51,8 @@ type Input struct {
 	ObserveFiles              string // --observe-files: "", "writes", "reads" or "all"
 	KeepFDs                   []int
 	ControlFD                 int // --control-fd N (0: none)
+	AskFD                     int // --ask-fd N (0: none)
+	AskTimeout                time.Duration
 	Argv                      []string
 	Cwd, Home, Self           string
 	// PasswdHome is the caller's home directory in /etc/passwd, which
@@ -377,7 +379,7 @@ func Build(in Input) (*Policy, error) {
 	switch in.NetMode {
 	case "":
 		p.Network.Mode = "none"
-		if len(p.Network.AllowedDomains) > 0 || in.ControlFD > 0 {
+		if len(p.Network.AllowedDomains) > 0 || in.ControlFD > 0 || in.AskFD > 0 {
 			// With --control-fd the proxy runs from the start, so that a
 			// later line can open what the first lists keep closed.
 			p.Network.Mode = "filtered"
@@ -388,6 +390,20 @@ func Build(in Input) (*Policy, error) {
 		return nil, fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
 	}
 	p.Network.Publish = in.Publish
+	if in.AskFD > 0 {
+		switch {
+		case p.Network.Mode != "filtered":
+			return nil, fmt.Errorf("--ask-fd asks about hosts the proxy sees, and --net %s has no proxy; drop one of them", p.Network.Mode)
+		case p.WeakerNested:
+			return nil, fmt.Errorf("--ask-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
+		case slices.Contains(in.KeepFDs, in.AskFD):
+			return nil, fmt.Errorf("--ask-fd %d is also --keep-fd %d: the asking descriptor must never reach the command", in.AskFD, in.AskFD)
+		case in.AskFD == in.ControlFD:
+			return nil, fmt.Errorf("--ask-fd and --control-fd are both %d; give each its own descriptor", in.AskFD)
+		case in.AskTimeout < 0:
+			return nil, fmt.Errorf("--ask-timeout %v: must be positive", in.AskTimeout)
+		}
+	}
 	if in.ControlFD > 0 {
 		switch {
 		case p.Network.Mode != "filtered":
@@ -449,6 +465,7 @@ func Build(in Input) (*Policy, error) {
 	p.ObserveFiles = in.ObserveFiles
 	p.Process = Process{
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs, ControlFD: in.ControlFD,
+		AskFD: in.AskFD, AskTimeout: in.AskTimeout,
 		Home: home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
 	}
 	if slices.Contains(presets, "node") && !p.WeakerNested && !hasEnv(env, "SPAWN_WRAP_SHIM_ROOT") {

@@ -140,10 +140,13 @@ type Process struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	KeepFDs []int         `json:"keepFds,omitempty"`
 	// ControlFD is --control-fd (0: none).
-	ControlFD int    `json:"controlFd,omitempty"`
-	Home      string `json:"home"`
-	UID       int    `json:"uid"`
-	GID       int    `json:"gid"`
+	ControlFD int `json:"controlFd,omitempty"`
+	// AskFD is --ask-fd (0: none); AskTimeout how long an answer may take.
+	AskFD      int           `json:"askFd,omitempty"`
+	AskTimeout time.Duration `json:"askTimeout,omitempty"`
+	Home       string        `json:"home"`
+	UID        int           `json:"uid"`
+	GID        int           `json:"gid"`
 	// Self is the resolved path of the sbx executable; it is always
 	// write-protected so a sandboxed command cannot rewrite its sandbox.
 	Self string `json:"self,omitempty"`

@@ -222,6 +222,13 @@ func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
 		if len(pl.secrets) > 0 {
 			cfg.Rewrite = injector(pl, col)
 		}
+		if pl.AskFD > 0 {
+			timeout := pl.AskTimeout
+			if timeout <= 0 {
+				timeout = DefaultAskTimeout
+			}
+			cfg.Ask = newAsker(pl.AskFD, timeout, strings.Join(pl.Argv, " "), os.Stderr).ask
+		}
 		px, err := netproxy.New(cfg)
 		if err != nil {
 			ns.close()

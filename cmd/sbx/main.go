@@ -143,8 +143,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.StringVar(&in.NetMode, "net", "", "")
 	fs.BoolVar(&in.TLSTerminate, "tls-terminate", false, "")
 	fs.Var(&keep, "keep-fd", "")
-	var controlFD fdList
+	var controlFD, askFD fdList
 	fs.Var(&controlFD, "control-fd", "")
+	fs.Var(&askFD, "ask-fd", "")
+	askTimeout := fs.Duration("ask-timeout", 0, "")
 	timeout := fs.String("timeout", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	shell := fs.String("c", "", "")
@@ -210,6 +212,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in.KeepFDs = keep
 	if len(controlFD) > 1 {
 		return fail(stderr, "--control-fd given %d times; give one descriptor", len(controlFD))
+	}
+	if len(askFD) > 1 {
+		return fail(stderr, "--ask-fd given %d times; give one descriptor", len(askFD))
+	}
+	if len(askFD) == 1 {
+		in.AskFD, in.AskTimeout = askFD[0], *askTimeout
+		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.AskFD)); err != nil {
+			return fail(stderr, "--ask-fd %d: descriptor %d is not open", in.AskFD, in.AskFD)
+		}
 	}
 	if len(controlFD) == 1 {
 		in.ControlFD = controlFD[0]
@@ -381,6 +392,9 @@ Process:
   --keep-fd N            pass descriptor N to the command (all others beyond 2 are closed)
   --control-fd N         read settings objects, one per line, from descriptor N (>= 3);
                          each replaces the network lists of the running sandbox (srt's)
+  --ask-fd N             ask on descriptor N (a socket) about hosts no rule allows or
+                         denies: {"id","host","port","command"} out, {"id","allow","remember"}
+                         back; --ask-timeout D (default 30s) or a dead peer means no
   --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
 
 Exit status: the command's; 128+N if it died of signal N; 124 timeout;
