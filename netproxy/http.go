@@ -199,7 +199,10 @@ func (p *Proxy) handlePlain(w http.ResponseWriter, r *http.Request, cc *clientCo
 		if c, err := canon(hostname); err == nil {
 			h = c.name
 		}
-		p.rewrite(r, h, port, false)
+		if reason := p.rewrite(r, h, port, false); reason != "" {
+			gatewayError(w, http.StatusForbidden, reason)
+			return
+		}
 	}
 	p.gp.ServeHTTP(w, r)
 	if cc.hijacked.Load() { // a WebSocket upgrade: goproxy leaves the client open

@@ -299,7 +299,10 @@ func (p *Proxy) forward(tc *tls.Conn, br *bufio.Reader, tr *http.Transport, req 
 		req.URL.Host = hostForURL(host)
 	}
 	if p.rewrite != nil {
-		p.rewrite(req, host, port, true)
+		if reason := p.rewrite(req, host, port, true); reason != "" {
+			writeStatus(tc, http.StatusForbidden, "sbx: "+reason)
+			return false
+		}
 	}
 	upgrade := strings.EqualFold(req.Header.Get("Connection"), "upgrade") || req.Header.Get("Upgrade") != ""
 	resp, err := tr.RoundTrip(req)

@@ -30,8 +30,10 @@ type Config struct {
 	// Rewrite, when set, sees every request the proxy reads before it
 	// goes upstream: plain HTTP (terminated false) and requests inside
 	// terminated TLS (terminated true). It may change the request (the
-	// credentials injector swaps sentinels for real values there).
-	Rewrite func(r *http.Request, host string, port int, terminated bool)
+	// credentials injector swaps sentinels for real values there). A
+	// non-empty refuse answers the request 403 with that one-line reason
+	// instead of sending it.
+	Rewrite func(r *http.Request, host string, port int, terminated bool) (refuse string)
 	// Parent, when set, is the upstream proxy allowed traffic leaves
 	// through (see Parent).
 	Parent *Parent
@@ -84,7 +86,7 @@ type Proxy struct {
 	gp       *goproxy.ProxyHttpServer
 	tr       *http.Transport
 	mitm     *mitm // nil: CONNECTs are tunnelled opaquely
-	rewrite  func(*http.Request, string, int, bool)
+	rewrite  func(*http.Request, string, int, bool) string
 	parent   *Parent
 	mitmUp   *MITMUpstream
 	ask      func(context.Context, string, int) bool

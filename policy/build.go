@@ -195,6 +195,8 @@ func Build(in Input) (*Policy, error) {
 			creds.EnvVars = append(creds.EnvVars, c.EnvVars...)
 			creds.Files = append(creds.Files, c.Files...)
 			creds.AllowPlaintextInject = creds.AllowPlaintextInject || c.AllowPlaintextInject
+			creds.AWSPairs = append(creds.AWSPairs, c.AWSPairs...)
+			creds.SigV4 = c.SigV4 // a scalar object: the last file's
 		}
 		if l.tlsTerminate != nil {
 			tlsFrom = l.file

@@ -199,6 +199,27 @@ type Credentials struct {
 	// AllowPlaintextInject lets the proxy substitute on plain HTTP too
 	// (otherwise only on terminated HTTPS).
 	AllowPlaintextInject bool `json:"allowPlaintextInject,omitempty"`
+	// AWSPairs are masked AWS identities whose SigV4 requests the proxy
+	// re-signs (the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+	// AWS_SESSION_TOKEN trio is paired when those are masked).
+	AWSPairs []AWSPair `json:"awsPairs,omitempty"`
+	// SigV4 says what to do with SigV4 requests that cannot be re-signed.
+	SigV4 SigV4 `json:"sigv4"`
+}
+
+// AWSPair names the variables of one AWS identity.
+type AWSPair struct {
+	AccessKeyIDVar     string `json:"accessKeyIdVar"`
+	SecretAccessKeyVar string `json:"secretAccessKeyVar"`
+	SessionTokenVar    string `json:"sessionTokenVar,omitempty"`
+}
+
+// SigV4 is srt's credentials.sigv4: "deny" (the default) or
+// "passthrough" for streaming uploads, presigned URLs and SigV4A.
+type SigV4 struct {
+	Streaming string `json:"streaming"`
+	Presigned string `json:"presigned"`
+	SigV4A    string `json:"sigv4a"`
 }
 
 // CredentialRule is one envVars or files entry. Name is the variable, or

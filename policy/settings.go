@@ -114,7 +114,7 @@ var Keys = map[string]string{
 	"allowAppleEvents":                     "honoured on macOS; no meaning on Linux",
 	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3",
 	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
-	"credentials":                          "honoured: envVars and files (deny, mask), allowPlaintextInject; awsPairs and sigv4 refused (AWS re-signing is not built)",
+	"credentials":                          "honoured: envVars and files (deny, mask), allowPlaintextInject, awsPairs and sigv4 (SigV4 requests re-signed with the real keys)",
 	"commands":                             "honoured: the command gate (sbx check)",
 	"presets":                              "honoured: sbx's own: toolchain caches made writable (node, go, python, rust, dotnet, java; --preset)",
 	"ripgrep":                              "ignored with a note: sbx runs no helper binaries",
@@ -538,8 +538,42 @@ func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, er
 	if err := d.Decode(&c); err != nil {
 		return nil, &SettingsError{File: file, Key: shown, Problem: fmt.Sprintf("must be an object with envVars, files, allowPlaintextInject (%v)", err)}
 	}
-	if c.AWSPairs != nil || c.SigV4 != nil {
-		return nil, &SettingsError{File: file, Key: shown + ".awsPairs/sigv4", Problem: "re-signing AWS requests is not built; remove the key (masking the AWS_* variables would break every signed request)"}
+	out := &Credentials{SigV4: SigV4{Streaming: "deny", Presigned: "deny", SigV4A: "deny"}}
+	if c.AWSPairs != nil {
+		if err := json.Unmarshal(c.AWSPairs, &out.AWSPairs); err != nil {
+			return nil, &SettingsError{File: file, Key: shown + ".awsPairs", Problem: "must be an array of {accessKeyIdVar, secretAccessKeyVar, sessionTokenVar}"}
+		}
+		for i, p := range out.AWSPairs {
+			for _, v := range []string{p.AccessKeyIDVar, p.SecretAccessKeyVar} {
+				if !posixName.MatchString(v) {
+					return nil, &SettingsError{File: file, Key: fmt.Sprintf("%s.awsPairs[%d]", shown, i), Problem: fmt.Sprintf("variable name %q is not a name; accessKeyIdVar and secretAccessKeyVar are required", v)}
+				}
+			}
+			if p.SessionTokenVar != "" && !posixName.MatchString(p.SessionTokenVar) {
+				return nil, &SettingsError{File: file, Key: fmt.Sprintf("%s.awsPairs[%d].sessionTokenVar", shown, i), Problem: fmt.Sprintf("%q is not a variable name", p.SessionTokenVar)}
+			}
+		}
+	}
+	if c.SigV4 != nil {
+		var sv map[string]string
+		if err := json.Unmarshal(c.SigV4, &sv); err != nil {
+			return nil, &SettingsError{File: file, Key: shown + ".sigv4", Problem: "must be an object of streaming, presigned, sigv4a: deny or passthrough"}
+		}
+		for k, v := range sv {
+			if v != "deny" && v != "passthrough" {
+				return nil, &SettingsError{File: file, Key: shown + ".sigv4." + k, Problem: fmt.Sprintf("%q: use deny or passthrough", v)}
+			}
+			switch k {
+			case "streaming":
+				out.SigV4.Streaming = v
+			case "presigned":
+				out.SigV4.Presigned = v
+			case "sigv4a":
+				out.SigV4.SigV4A = v
+			default:
+				return nil, &SettingsError{File: file, Key: shown + ".sigv4." + k, Problem: "unknown; the keys are streaming, presigned and sigv4a"}
+			}
+		}
 	}
 	check := func(kind string, i int, r *CredentialRule) error {
 		key := fmt.Sprintf("%s.%s[%d]", shown, kind, i)
@@ -603,5 +637,20 @@ func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, er
 			return nil, err
 		}
 	}
-	return &Credentials{EnvVars: c.EnvVars, Files: c.Files, AllowPlaintextInject: c.AllowPlaintextInject}, nil
+	// The variables of an AWS pair are masked, listed or not: their
+	// values must not enter the sandbox.
+	listed := map[string]bool{}
+	for _, e := range c.EnvVars {
+		listed[e.Name] = true
+	}
+	for _, p := range out.AWSPairs {
+		for _, v := range []string{p.AccessKeyIDVar, p.SecretAccessKeyVar, p.SessionTokenVar} {
+			if v != "" && !listed[v] {
+				c.EnvVars = append(c.EnvVars, CredentialRule{Name: v, Mode: "mask"})
+				listed[v] = true
+			}
+		}
+	}
+	out.EnvVars, out.Files, out.AllowPlaintextInject = c.EnvVars, c.Files, c.AllowPlaintextInject
+	return out, nil
 }

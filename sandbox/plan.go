@@ -66,6 +66,9 @@ type Plan struct {
 	maskedFiles     []maskedFile
 	injectHosts     []string
 	plainInject     bool
+	awsPairs        []credentials.AWSPair
+	awsHosts        [][]string
+	sigv4           credentials.SigV4Policy
 	credentialNotes []string
 }
 
@@ -109,6 +112,9 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 	pl.secrets, pl.credentialNotes = secrets, notes
 	if p.Credentials != nil {
 		pl.injectHosts, pl.plainInject = p.Network.AllowedDomains, p.Credentials.AllowPlaintextInject
+		pl.awsPairs, pl.awsHosts = pairAWS(p, secrets)
+		sv := p.Credentials.SigV4
+		pl.sigv4 = credentials.SigV4Policy{Streaming: sv.Streaming, Presigned: sv.Presigned, SigV4A: sv.SigV4A}
 		if len(pl.maskedFiles) > 0 && pl.Weaker {
 			return nil, errors.New("credentials.files in mode mask needs the full sandbox (a masked copy is bound over the file); use mode deny with --weaker-nested")
 		}

@@ -118,12 +118,45 @@ type maskedFile struct {
 	Content []byte
 }
 
-// injector wires the proxy to the secrets: sentinels are swapped back on
-// the way out towards the hosts allowed to receive them, and any other
-// sentinel is reported.
-func injector(pl *Plan, col *violations.Collector) func(*http.Request, string, int, bool) {
-	in := credentials.NewInjector(pl.secrets, pl.injectHosts, netproxy.MatchAny, pl.plainInject, 0)
-	return func(r *http.Request, host string, port int, terminated bool) {
+// injector wires the proxy to the secrets: SigV4 requests of a masked AWS
+// identity are re-signed with the real keys, sentinels are swapped back
+// on the way out towards the hosts allowed to receive them, and any other
+// sentinel is reported. An AWS secret access key is only ever used to
+// sign, never written into a request.
+func injector(pl *Plan, col *violations.Collector) func(*http.Request, string, int, bool) string {
+	signOnly := map[string]bool{}
+	for _, ap := range pl.awsPairs {
+		signOnly[ap.SecretSentinel] = true
+	}
+	var inject []credentials.Secret
+	for _, s := range pl.secrets {
+		if !signOnly[s.Sentinel] {
+			inject = append(inject, s)
+		}
+	}
+	in := credentials.NewInjector(inject, pl.injectHosts, netproxy.MatchAny, pl.plainInject, 0)
+	return func(r *http.Request, host string, port int, terminated bool) string {
+		if len(pl.awsPairs) > 0 && (terminated || pl.plainInject) {
+			var pairs []credentials.AWSPair
+			for i, ap := range pl.awsPairs {
+				hosts := pl.awsHosts[i]
+				if len(hosts) == 0 {
+					hosts = pl.injectHosts
+				}
+				if netproxy.MatchAny(hosts, host, port) {
+					pairs = append(pairs, ap)
+				}
+			}
+			if len(pairs) > 0 {
+				res, err := credentials.ResignSigV4(r, pairs, pl.sigv4, 0)
+				switch {
+				case err != nil:
+					return "cannot re-sign this AWS request: " + err.Error()
+				case res.Denied != "":
+					return res.Denied
+				}
+			}
+		}
 		for _, l := range in.Rewrite(r, host, port, terminated) {
 			if col == nil {
 				continue
@@ -137,5 +170,50 @@ func injector(pl *Plan, col *violations.Collector) func(*http.Request, string, i
 				Detail: fmt.Sprintf("sentinel of %s in the %s, not substituted: %s", l.Name, l.Where, l.Reason),
 			})
 		}
+		return ""
 	}
+}
+
+// pairAWS builds the masked AWS identities: credentials.awsPairs, and the
+// standard AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN)
+// trio when both keys are masked. hosts[i] are the injectHosts of pair i's
+// access key variable (empty: allowedDomains).
+func pairAWS(p *policy.Policy, secrets []credentials.Secret) (pairs []credentials.AWSPair, hosts [][]string) {
+	c := p.Credentials
+	if c == nil {
+		return nil, nil
+	}
+	byName := map[string]credentials.Secret{}
+	for _, s := range secrets {
+		if _, dup := byName[s.Name]; !dup {
+			byName[s.Name] = s
+		}
+	}
+	rules := map[string]policy.CredentialRule{}
+	for _, r := range c.EnvVars {
+		rules[r.Name] = r
+	}
+	want := append([]policy.AWSPair(nil), c.AWSPairs...)
+	std := policy.AWSPair{AccessKeyIDVar: "AWS_ACCESS_KEY_ID", SecretAccessKeyVar: "AWS_SECRET_ACCESS_KEY", SessionTokenVar: "AWS_SESSION_TOKEN"}
+	listed := false
+	for _, w := range want {
+		listed = listed || w.AccessKeyIDVar == std.AccessKeyIDVar
+	}
+	if !listed {
+		want = append(want, std)
+	}
+	for _, w := range want {
+		id, okID := byName[w.AccessKeyIDVar]
+		sec, okSec := byName[w.SecretAccessKeyVar]
+		if !okID || !okSec {
+			continue // not both masked (or not set): nothing to re-sign
+		}
+		ap := credentials.AWSPair{AccessKeyIDSentinel: id.Sentinel, AccessKeyID: id.Real, SecretSentinel: sec.Sentinel, Secret: sec.Real}
+		if tok, ok := byName[w.SessionTokenVar]; ok && w.SessionTokenVar != "" {
+			ap.SessionTokenSentinel, ap.SessionToken = tok.Sentinel, tok.Real
+		}
+		pairs = append(pairs, ap)
+		hosts = append(hosts, rules[w.AccessKeyIDVar].InjectHosts)
+	}
+	return pairs, hosts
 }

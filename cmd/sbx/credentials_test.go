@@ -13,11 +13,13 @@ import (
 
 	"crypto/tls"
 	"fmt"
+	"github.com/sbx-sh/sbx/credentials"
 	"github.com/sbx-sh/sbx/netproxy"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -138,7 +140,9 @@ func TestCredentialsBadInput(t *testing.T) {
 		`{"envVars": [{"name": "A", "mode": "mask", "decode": "base64"}]}`,
 		`{"envVars": [{"name": "A", "mode": "hide"}]}`,
 		`{"envVars": [{"name": "A", "mode": "mask", "onExtractNoMatch": "ignore"}]}`,
-		`{"awsPairs": [{"accessKeyIdVar": "A", "secretAccessKeyVar": "B"}]}`,
+		`{"awsPairs": [{"accessKeyIdVar": "1A", "secretAccessKeyVar": "B"}]}`,
+		`{"sigv4": {"streaming": "maybe"}}`,
+		`{"sigv4": {"chunked": "deny"}}`,
 		`{"files": [{"path": "x", "mode": "mask", "injectHosts": ["h"]}]}`,
 	} {
 		writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": `+c+`}`)
@@ -181,5 +185,58 @@ func TestCredentialsReviewed(t *testing.T) {
 	r = sh(t, runOpts{dir: d}, `cat `+key)
 	if !strings.Contains(r.stdout, "PRIVATE") {
 		t.Fatalf("control: %s", r)
+	}
+}
+
+// TestCredentialsAWSResign: with the AWS key pair masked, a SigV4 request
+// the command signs with the sentinel secret (curl --aws-sigv4) reaches the
+// server with the real access key and a signature valid under the real
+// secret; the secret key itself is never written into a request.
+func TestCredentialsAWSResign(t *testing.T) {
+	curl := needTool(t, "curl")
+	if exec.Command(curl, "--help", "all").Run() != nil {
+		t.Skip("curl without --help all")
+	}
+	if out, _ := exec.Command(curl, "--help", "all").Output(); !strings.Contains(string(out), "--aws-sigv4") {
+		t.Skip("curl without --aws-sigv4")
+	}
+	const akid, secret = "AKIAREALKEY000000001", "realSecretKey/abcdefghijklmnopqrstuvwxyz0"
+	caPEM, cert := testCA(t)
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	caFile := filepath.Join(d, "ca.pem")
+	writeFile(t, caFile, string(caPEM))
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Verify: re-signing with the real key as its own "sentinel"
+		// reproduces the request's signature only if it is valid.
+		verify := []credentials.AWSPair{{AccessKeyIDSentinel: akid, AccessKeyID: akid, SecretSentinel: secret, Secret: secret}}
+		auth := r.Header.Get("Authorization")
+		res, err := credentials.ResignSigV4(r, verify, credentials.SigV4Policy{}, 0)
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("auth-has-real-key=%v resigned=%v unverified=%v err=%v", strings.Contains(auth, "Credential="+akid+"/"), res.Resigned, res.Unverified, err))
+		mu.Unlock()
+		io.WriteString(w, "ok\n")
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+	srv.StartTLS()
+	defer srv.Close()
+	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	settings := filepath.Join(d, "s.json")
+	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hostPort(t, url)+`"], "tlsTerminate": {}}, "filesystem": {},
+		"credentials": {"envVars": [{"name": "AWS_ACCESS_KEY_ID", "mode": "mask"}, {"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}]}}`)
+	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "AWS_ACCESS_KEY_ID="+akid, "AWS_SECRET_ACCESS_KEY="+secret)
+	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+curl+` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "`+url+`/prod/items?b=2&a=1"`, "--settings", settings)
+	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") {
+		t.Fatalf("%s", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "auth-has-real-key=true resigned=true unverified=false err=<nil>" {
+		t.Fatalf("the server saw %q", seen)
+	}
+	if strings.Contains(r.stdout+r.stderr, secret) || strings.Contains(r.stdout+r.stderr, akid) {
+		t.Fatal("a real AWS value reached the command's output")
 	}
 }
