@@ -323,6 +323,9 @@ func withProxyEnv(env []string, n NetPlan, self string) []string {
 	for k, v := range set {
 		set[strings.ToLower(k)] = v
 	}
+	// Node's own fetch (undici) honours the variables only when told to
+	// (Node 22.21+ and 24+; older ones ignore it).
+	set["NODE_USE_ENV_PROXY"] = "1"
 	if n.TLS != nil {
 		for _, k := range caBundleVars {
 			set[k] = n.TLS.BundlePath

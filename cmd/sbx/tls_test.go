@@ -172,8 +172,8 @@ func TestTLSTerminateClients(t *testing.T) {
 	}
 	// The bundle is where the variables say, holds certificates only, and
 	// the run's CA key is nowhere in the sandbox's /tmp.
-	r = sbx(t, runOpts{dir: w, env: env}, append(flags, "--", "/bin/sh", "-c", `echo "$SSL_CERT_FILE $GIT_SSL_CAINFO $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE $npm_config_cafile"; grep -c "BEGIN CERTIFICATE" "$SSL_CERT_FILE"; grep -rl "PRIVATE KEY" /tmp; ls -l "$SSL_CERT_FILE"`)...)
-	if !strings.Contains(r.stdout, strings.Repeat("/tmp/.sbx/ca-bundle.pem ", 4)+"/tmp/.sbx/ca-bundle.pem\n") || strings.Contains(r.stdout, "PRIVATE") || !strings.Contains(r.stdout, "-r--r--r--") {
+	r = sbx(t, runOpts{dir: w, env: env}, append(flags, "--", "/bin/sh", "-c", `echo "$SSL_CERT_FILE $GIT_SSL_CAINFO $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE $npm_config_cafile"; echo "node-env=$NODE_USE_ENV_PROXY"; grep -c "BEGIN CERTIFICATE" "$SSL_CERT_FILE"; grep -rl "PRIVATE KEY" /tmp; ls -l "$SSL_CERT_FILE"`)...)
+	if !strings.Contains(r.stdout, strings.Repeat("/tmp/.sbx/ca-bundle.pem ", 4)+"/tmp/.sbx/ca-bundle.pem\n") || strings.Contains(r.stdout, "PRIVATE") || !strings.Contains(r.stdout, "-r--r--r--") || !strings.Contains(r.stdout, "node-env=1") {
 		t.Fatalf("bundle: %s", r)
 	}
 
@@ -245,6 +245,23 @@ func main() {
 			"--disable-pip-version-check", "--index-url", reg.srv.URL+"/simple/", "-d", dl, "sbx-test-pkg")...)
 		if _, err := os.Stat(filepath.Join(dl, "sbx_test_pkg-1.0.0-py3-none-any.whl")); r.code != 0 || err != nil {
 			t.Errorf("pip download over https: %v %s", err, r)
+		}
+	}
+	// Node's fetch honours the proxy variables from Node 22.21 and 24 on,
+	// with NODE_USE_ENV_PROXY=1, which sbx sets.
+	if node, err := exec.LookPath("node"); err == nil {
+		out, _ := exec.Command(node, "-p", "process.versions.node").Output()
+		var major, minor int
+		fmt.Sscanf(strings.TrimSpace(string(out)), "%d.%d", &major, &minor)
+		if major >= 24 || (major == 22 && minor >= 21) {
+			ran++
+			r = sbx(t, runOpts{dir: w, env: env}, append(flags, "--", node, "-e",
+				`fetch(process.argv[1], {headers: {"X-Client": "node"}}).then(r => r.text()).then(t => process.stdout.write(t))`, reg.srv.URL+"/hello")...)
+			if r.code != 0 || r.stdout != "hello over TLS, client node" {
+				t.Errorf("node fetch: %s", r)
+			}
+		} else {
+			t.Logf("node %s: its fetch ignores proxy variables (22.21+ or 24+ needed); not run", strings.TrimSpace(string(out)))
 		}
 	}
 	t.Logf("%d clients ran; the server saw %q", ran, reg.saw())
