@@ -83,8 +83,10 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 	if fs.Disabled {
 		rs.Rules = append(rs.Rules, Rule{Path: "/", Access: Read | Write | Device})
 	} else {
-		rs.Rules = append(rs.Rules, readRules(fs.DenyRead, fs.AllowRead, writable, o.Weaker, &rs.Notes)...)
-		for _, w := range writable {
+		// Discard regions take writes too (into their overlay).
+		takesWrites := append(append([]string(nil), writable...), fs.DiscardWrites...)
+		rs.Rules = append(rs.Rules, readRules(fs.DenyRead, fs.AllowRead, takesWrites, o.Weaker, &rs.Notes)...)
+		for _, w := range takesWrites {
 			rs.Rules = append(rs.Rules, Rule{Path: w, Access: Read | Write})
 		}
 		if !o.Weaker {

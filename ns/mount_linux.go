@@ -22,6 +22,8 @@ const (
 	empty   = base + "/empty" // mode-000 file bound over denied files
 	// contentDir holds the masked copies OpContent binds.
 	contentDir = base + "/content"
+	// upperDir holds the upper and work directories of the overlays.
+	upperDir = base + "/upper"
 )
 
 // View is a built mount view; Close removes the stubs it created on the
@@ -29,6 +31,20 @@ const (
 type View struct {
 	stubs   []*stub
 	pivoted bool
+	// Overlays are the discard overlays, for Changes at the end of the
+	// run: descriptors on their upper and lower directories, which stay
+	// reachable after pivot_root has detached the staging area.
+	Overlays []Overlay
+	// made are the protected names made inside overlays (not the
+	// command's writes: Changes leaves them out).
+	made map[string]bool
+}
+
+// Overlay is one discard region: Path in the view, its upper layer and
+// the host directory under it.
+type Overlay struct {
+	Path             string
+	upperFD, lowerFD int
 }
 
 // BuildRoot assembles the mount view described by plan and pivots into it.
@@ -56,9 +72,15 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	if err := os.WriteFile(empty, nil, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
 	}
-	hasContent := false
+	hasContent, hasOverlay := false, false
 	for _, op := range plan.Ops {
 		hasContent = hasContent || op.Kind == OpContent
+		hasOverlay = hasOverlay || op.Kind == OpOverlay
+	}
+	if hasOverlay {
+		if err := os.Mkdir(upperDir, 0o700); err != nil {
+			return v, fmt.Errorf("staging: %w", err)
+		}
 	}
 	if hasContent {
 		// Masked copies live on a tmpfs of their own under the staging
@@ -72,6 +94,13 @@ func BuildRoot(plan MountPlan) (*View, error) {
 	// mask bound from empty is too, with no mount_setattr of its own.
 	if err := setattr(base, false, maskAttrs, 0); err != nil {
 		return v, fmt.Errorf("staging: %w", err)
+	}
+	if hasOverlay {
+		// The upper layers of the discard overlays: private to the run,
+		// gone with it (no size= beyond tmpfs's default of half the RAM).
+		if err := unix.Mount("tmpfs", upperDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return v, fmt.Errorf("mounting the tmpfs for discarded writes: %w", err)
+		}
 	}
 	if hasContent {
 		if err := unix.Mount("tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m"); err != nil {
@@ -123,6 +152,12 @@ func BuildRoot(plan MountPlan) (*View, error) {
 		if op.Kind == OpContent {
 			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
 		}
+		if op.Kind == OpOverlay {
+			if err := v.overlay(op, i); err != nil {
+				return v, fmt.Errorf("mount view: discard overlay on %s: %w", op.Path, err)
+			}
+			continue
+		}
 		if err := v.apply(op, masks); err != nil {
 			return v, fmt.Errorf("mount view: %s %s (%s): %w", op.Kind, op.Path, op.Why, err)
 		}
@@ -171,6 +206,9 @@ func (v *View) apply(op Op, masks []string) error {
 	case OpPin:
 		return unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, "")
 	case OpRO, OpStub:
+		if op.Protected && op.InOverlay {
+			return v.protectInView(op, target)
+		}
 		if op.Protected {
 			return v.protect(op, src, target)
 		}
@@ -368,3 +406,77 @@ func LoopbackUp() error {
 	}
 	return nil
 }
+
+// overlay mounts a discard overlay for op (plan index i): the host
+// directory as the lower layer, a fresh upper and work directory on the
+// run's tmpfs. userxattr: the overlay keeps its bookkeeping in user.*
+// xattrs, as it must in a user namespace (Linux 5.11+).
+func (v *View) overlay(op Op, i int) error {
+	upper := fmt.Sprintf("%s/%d/u", upperDir, i)
+	work := fmt.Sprintf("%s/%d/w", upperDir, i)
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	src := hostPath(op.Path)
+	var st unix.Stat_t
+	if err := unix.Stat(src, &st); err != nil {
+		return err
+	}
+	// The upper root takes the lower root's owner and mode, so the
+	// region looks as it does on the host.
+	_ = os.Lchown(upper, int(st.Uid), int(st.Gid))
+	_ = os.Chmod(upper, os.FileMode(st.Mode&0o7777))
+	opts := "lowerdir=" + escapeOpt(src) + ",upperdir=" + upper + ",workdir=" + work + ",userxattr"
+	if err := unix.Mount("overlay", newRoot+op.Path, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("overlayfs in this user namespace: %w (needs Linux 5.11+; sbx never falls back to real writes)", err)
+	}
+	uf, err := unix.Open(upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	lf, err := unix.Open(src, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(uf)
+		return err
+	}
+	v.Overlays = append(v.Overlays, Overlay{Path: op.Path, upperFD: uf, lowerFD: lf})
+	return nil
+}
+
+// escapeOpt escapes the characters overlayfs's option parser treats
+// specially in a path.
+func escapeOpt(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`).Replace(p)
+}
+
+// protectInView pins a protected name inside a discard overlay: a missing
+// one is made in the overlay (its upper layer, never the host) as an
+// empty file or directory, then bound read-only onto itself like any
+// protected name, so the command can neither create nor change it.
+func (v *View) protectInView(op Op, target string) error {
+	if _, err := os.Lstat(target); errors.Is(err, os.ErrNotExist) {
+		if op.Dir {
+			err = os.MkdirAll(target, 0o755)
+		} else {
+			if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
+				err = os.WriteFile(target, nil, 0o444)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if v.made == nil {
+			v.made = map[string]bool{}
+		}
+		v.made[op.Path] = true // its parent exists: op.Path is the first missing component
+	} else if err != nil {
+		return err
+	}
+	if err := unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	return setattr(target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
+}
+

@@ -23,9 +23,14 @@ const (
 	// OpContent binds a read-only file holding Content over an existing
 	// file (a credentials file masked with sentinels).
 	OpContent = "content"
+	// OpOverlay mounts an overlay over a directory: the host directory is
+	// its lower layer, a tmpfs private to the run its upper one; writes
+	// succeed, land in the upper layer and are gone with the run
+	// (discardWrites). Init reads the upper layer at exit to report them.
+	OpOverlay = "overlay"
 )
 
-var opOrder = map[string]int{OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4, OpDir: 5, OpLink: 6, OpContent: 7}
+var opOrder = map[string]int{OpOverlay: -1, OpRW: 0, OpPin: 1, OpMask: 2, OpRO: 3, OpStub: 4, OpDir: 5, OpLink: 6, OpContent: 7}
 
 // Op is one step of the mount view. Path is absolute and the same on the
 // host and in the sandbox.
@@ -44,6 +49,18 @@ type Op struct {
 	// protocol whether it exists or not when init gets to it (another
 	// run's stub may have come or gone since the plan was made).
 	Protected bool `json:"protected,omitempty"`
+	// InOverlay marks a protected name inside a discard overlay: a
+	// missing one is made in the overlay (never on the host) and pinned
+	// read-only there.
+	InOverlay bool `json:"inOverlay,omitempty"`
+}
+
+// Change is one path a discard overlay took a write for.
+type Change struct {
+	Path string `json:"path"`
+	// Detail is "created", "modified", "deleted" or "replaced" (a
+	// directory removed and made anew, or a file's type changed).
+	Detail string `json:"detail"`
 }
 
 // MountPlan is the whole mount view, computed in the supervisor.
@@ -81,11 +98,18 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	for _, w := range writable {
 		add(OpRW, w, true, "allowWrite")
 	}
+	// Discard regions take writes like writable roots do, so the same
+	// protections apply inside them (denyWrite, protected names, masks);
+	// but nothing there is bound read-write from the host.
+	for _, d := range fs.DiscardWrites {
+		add(OpOverlay, d, true, "discardWrites")
+	}
+	takesWrites := append(append([]string(nil), writable...), fs.DiscardWrites...)
 	for _, d := range fs.DenyWrite {
 		// A denied-write path that is also hidden stays hidden: binding
 		// it read-only from the host would put it back over its mask.
 		// The mask is read-only itself.
-		if inWritable(d) && exists(d) && !hidden(d, fs.DenyRead, fs.AllowRead, writable, true) {
+		if policy.WithinAny(d, takesWrites) && exists(d) && !hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, true) {
 			add(OpRO, d, false, "denyWrite")
 		}
 	}
@@ -132,7 +156,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
 			continue
 		}
-		if hidden(d, fs.DenyRead, fs.AllowRead, writable, false) {
+		if hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, false) {
 			continue
 		}
 		st, err := os.Stat(d)
@@ -144,20 +168,21 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// The working directory must exist in the view, if only as an empty
 	// directory, for the command to start there: under a mask or the
 	// empty root it is made on the way, and shows nothing of the host.
-	if dir := p.Process.Dir; dir != "" && !inWritable(dir) && hidden(dir, fs.DenyRead, fs.AllowRead, writable, false) {
+	if dir := p.Process.Dir; dir != "" && !policy.WithinAny(dir, takesWrites) && hidden(dir, fs.DenyRead, fs.AllowRead, takesWrites, false) {
 		add(OpDir, dir, true, "the working directory (its contents stay hidden)")
 	}
 	if plan.EmptyRoot {
 		plan.Ops = append(plan.Ops, rootLinks(append(append([]string(nil), fs.AllowRead...), writable...))...)
 	}
-	prot := protectedOps(writable, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
+	prot := protectedOps(takesWrites, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
 	if prot.err != nil {
 		return plan, prot.err
 	}
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, fs.DenyRead, fs.AllowRead, writable, true) {
+		if !hidden(o.Path, fs.DenyRead, fs.AllowRead, takesWrites, true) {
+			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
 			plan.Ops = append(plan.Ops, o)
 		}
 	}
@@ -402,6 +427,23 @@ func (m MountPlan) Visible() []string {
 		}
 	}
 	return out
+}
+
+// deepestIsDiscard reports whether the deepest writable root or discard
+// region holding p is a discard region (p is written into an overlay).
+func deepestIsDiscard(p string, writable, discard []string) bool {
+	best, isDiscard := "", false
+	for _, w := range writable {
+		if policy.Within(p, w) && len(w) > len(best) {
+			best, isDiscard = w, false
+		}
+	}
+	for _, d := range discard {
+		if policy.Within(p, d) && len(d) >= len(best) {
+			best, isDiscard = d, true
+		}
+	}
+	return isDiscard
 }
 
 // hidden reports whether nothing of p is in the view: p lies inside a

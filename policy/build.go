@@ -37,6 +37,7 @@ type Input struct {
 	DryRun bool
 
 	AllowRead, DenyRead, AllowWrite, DenyWrite []string
+	DiscardWrites                              []string // --discard-writes
 	AllowGitConfig, AllowPty, WeakerNested     bool
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
@@ -112,6 +113,7 @@ func Build(in Input) (*Policy, error) {
 	flags.denyRead = entries(in.DenyRead)
 	flags.allowWrite = entries(in.AllowWrite)
 	flags.denyWrite = entries(in.DenyWrite)
+	flags.discardWrites = entries(in.DiscardWrites)
 	flags.allowedDomains = in.AllowDomains
 	flags.deniedDomains = in.DenyDomains
 	flags.allowUnixSockets = in.AllowUnixSockets
@@ -131,7 +133,7 @@ func Build(in Input) (*Policy, error) {
 
 	p := &Policy{Notes: scopeNotes}
 	p.Filesystem.SearchDepth = DefaultSearchDepth
-	var allowRead, denyRead, allowWrite, denyWrite []pathEntry
+	var allowRead, denyRead, allowWrite, denyWrite, discardWrites []pathEntry
 	var presets []string
 	r0 := resolver{cwd: in.Cwd, home: home}
 	var creds *Credentials
@@ -152,6 +154,7 @@ func Build(in Input) (*Policy, error) {
 		denyRead = append(denyRead, l.denyRead...)
 		allowWrite = append(allowWrite, l.allowWrite...)
 		denyWrite = append(denyWrite, l.denyWrite...)
+		discardWrites = append(discardWrites, l.discardWrites...)
 		if !managedDomainsOnly || l.managed {
 			p.Network.AllowedDomains = append(p.Network.AllowedDomains, l.allowedDomains...)
 		}
@@ -322,6 +325,20 @@ func Build(in Input) (*Policy, error) {
 	r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
 	if p.Filesystem.AllowWrite, err = r.all("allowWrite", allowWrite, true); err != nil {
 		return nil, err
+	}
+	if p.Filesystem.DiscardWrites, err = r.all("discardWrites", discardWrites, true); err != nil {
+		return nil, err
+	}
+	if len(p.Filesystem.DiscardWrites) > 0 && p.WeakerNested {
+		return nil, errors.New("--discard-writes needs an overlay in the sandbox's own mount namespace, which --weaker-nested does not have; it never falls back to real writes: drop one of them")
+	}
+	for _, d := range p.Filesystem.DiscardWrites {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("discardWrites %s: not a directory; an overlay covers a directory", d)
+		}
+		if Within(d, "/tmp") || Within(d, "/proc") || Within(d, "/dev") || d == "/" {
+			return nil, fmt.Errorf("discardWrites %s: the sandbox has its own /tmp, /proc and /dev, and / cannot be overlaid; name a directory elsewhere", d)
+		}
 	}
 	r.protected = nil
 	if p.Filesystem.DenyWrite, err = r.all("denyWrite", denyWrite, false); err != nil {

@@ -56,6 +56,12 @@ type Filesystem struct {
 	AllowWrite []string `json:"allowWrite"`
 	DenyWrite  []string `json:"denyWrite"`
 
+	// DiscardWrites are directories that look writable in the sandbox
+	// through an overlay whose upper layer is private to the run: what is
+	// written there is gone when the run ends, and reported (--discard-writes,
+	// filesystem.discardWrites).
+	DiscardWrites []string `json:"discardWrites,omitempty"`
+
 	AllowGitConfig bool `json:"allowGitConfig"`
 	// SearchDepth is how many directory levels below each writable root
 	// are searched for existing protected names (mandatoryDenySearchDepth).

@@ -17,6 +17,7 @@ type layer struct {
 	managed bool
 
 	allowRead, denyRead, allowWrite, denyWrite []pathEntry
+	discardWrites                              []pathEntry
 	allowGitConfig, fsDisabled                 *bool
 	searchDepth                                *int
 
@@ -105,6 +106,7 @@ var Keys = map[string]string{
 	"filesystem.allowWrite":                "honoured",
 	"filesystem.denyWrite":                 "honoured",
 	"filesystem.allowGitConfig":            "honoured",
+	"filesystem.discardWrites":             "honoured: sbx's own: writable through a throwaway overlay, every change reported (--discard-writes)",
 	"filesystem.disabled":                  "honoured: drops every filesystem rule (loudly)",
 	"filesystem.allowManagedReadPathsOnly": "honoured from --managed-settings only",
 	"ignoreViolations":                     "honoured",
@@ -416,6 +418,8 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		l.denyRead, err = l.paths(shown, raw)
 	case "filesystem.allowWrite":
 		l.allowWrite, err = l.paths(shown, raw)
+	case "filesystem.discardWrites":
+		l.discardWrites, err = l.paths(shown, raw)
 	case "filesystem.denyWrite":
 		l.denyWrite, err = l.paths(shown, raw)
 	case "filesystem.allowGitConfig":

@@ -147,6 +147,15 @@ func InitMain(args []string) {
 			break
 		}
 	}
+	// What the discard overlays took: read from their upper layers now
+	// that nothing writes any more, before the view goes.
+	if changes := view.Changes(maxDiscarded); len(changes) > 0 {
+		for len(changes) > 0 {
+			n := min(len(changes), 256)
+			sendStatus(statusW, status{Discarded: changes[:n]})
+			changes = changes[n:]
+		}
+	}
 	view.Close()
 	waitDials(time.Second)
 	// Init's copies of the command's stdin, stdout and stderr go before
@@ -156,6 +165,9 @@ func InitMain(args []string) {
 	sendStatus(statusW, status{Exit: true, Code: exit})
 	os.Exit(0)
 }
+
+// maxDiscarded bounds the discarded writes reported for one run.
+const maxDiscarded = 100000
 
 // reap collects every exited child; it returns the main command's status
 // once it has ended, -1 before.

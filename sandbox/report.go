@@ -23,6 +23,13 @@ func proxyReporter(col *violations.Collector) func(netproxy.Denial) {
 	}
 }
 
+// ActionDiscard and SourceOverlay mark a write a discard overlay took: it
+// succeeded in the sandbox and is gone with the run.
+const (
+	ActionDiscard = "discard"
+	SourceOverlay = "overlay"
+)
+
 // SourceSeatbelt marks records read from macOS's system log.
 const SourceSeatbelt = "seatbelt"
 

@@ -227,6 +227,13 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		if s.Started != 0 {
 			started = true
 		}
+		if len(s.Discarded) > 0 {
+			for _, c := range s.Discarded {
+				col.Add(violations.Record{Kind: violations.KindFileWrite, Action: ActionDiscard, Source: SourceOverlay,
+					Path: c.Path, Detail: c.Detail, Rule: "discardWrites"})
+			}
+			continue
+		}
 		last = s
 		if s.Exit || s.Error != "" {
 			// Init's last word: it sends Exit once every process of

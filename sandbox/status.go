@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"github.com/sbx-sh/sbx/ns"
 	"io"
 )
 
@@ -15,6 +16,9 @@ type status struct {
 	Code int  `json:"code"`
 	// Error is a failure before the command ran (Code 125, 126 or 127).
 	Error string `json:"error,omitempty"`
+	// Discarded are writes the discard overlays took, sent in batches
+	// before Exit.
+	Discarded []ns.Change `json:"discarded,omitempty"`
 }
 
 func sendStatus(w io.Writer, s status) {

@@ -109,7 +109,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	}
 	fs.SetOutput(io.Discard)
 	var in policy.Input
-	var settings, allowRead, denyRead, allowWrite, denyWrite list
+	var settings, allowRead, denyRead, allowWrite, denyWrite, discard list
 	var passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock, publish list
 	var presets, registries list
 	var claude optionalDir
@@ -126,6 +126,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.Var(&denyRead, "deny-read", "")
 	fs.Var(&allowWrite, "allow-write", "")
 	fs.Var(&denyWrite, "deny-write", "")
+	fs.Var(&discard, "discard-writes", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
@@ -206,7 +207,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		in.Timeout = d
 	}
 	in.Settings, in.AllowRead, in.DenyRead = settings, allowRead, denyRead
-	in.AllowWrite, in.DenyWrite = allowWrite, denyWrite
+	in.AllowWrite, in.DenyWrite, in.DiscardWrites = allowWrite, denyWrite, discard
 	in.PassEnv, in.SetEnv, in.UnsetEnv = passEnv, setEnv, unsetEnv
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
 	in.KeepFDs = keep
@@ -361,6 +362,8 @@ Policy:
   --deny-read PATH       hide PATH (filesystem.denyRead)
   --allow-write PATH     make PATH writable (filesystem.allowWrite)
   --deny-write PATH      keep PATH read-only even inside a writable one (filesystem.denyWrite)
+  --discard-writes DIR   DIR looks writable; what is written there is gone when the run
+                         ends, and each changed path is reported (filesystem.discardWrites)
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
   --allow-pty            pseudo-terminals (allowPty)
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces

@@ -1,0 +1,135 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// treeHash is every path under dir with its mode, size and contents'
+// hash: "byte-identical" means equal treeHash.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		h := ""
+		if info.Mode().IsRegular() {
+			f, err := os.Open(p)
+			if err == nil {
+				s := sha256.New()
+				io.Copy(s, f)
+				f.Close()
+				h = fmt.Sprintf("%x", s.Sum(nil))
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s %v %d %s", strings.TrimPrefix(p, dir), info.Mode(), info.Size(), h))
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// discardTree is a directory (in /var/tmp, which the sandbox sees as the
+// host has it) with files to change, delete and rename, a secret and a
+// git repository without hooks.
+func discardTree(t *testing.T) string {
+	d := hostTempDir(t)
+	writeFile(t, filepath.Join(d, "keep.txt"), "orig\n")
+	writeFile(t, filepath.Join(d, "sub", "gone.txt"), "bye\n")
+	writeFile(t, filepath.Join(d, "old-name"), "moved\n")
+	writeFile(t, filepath.Join(d, "secret"), "S3CRET\n")
+	os.MkdirAll(filepath.Join(d, ".git"), 0o755)
+	return d
+}
+
+func TestDiscardWrites(t *testing.T) {
+	d := discardTree(t)
+	before := treeHash(t, d)
+	vio := filepath.Join(t.TempDir(), "v.jsonl")
+	r := sh(t, runOpts{dir: d}, `echo new > made.txt && echo more >> keep.txt && rm sub/gone.txt && mv old-name new-name && mkdir -p dir/x && echo y > dir/x/f
+		cat keep.txt made.txt; cat secret 2>/dev/null; echo hook > .git/hooks/pre-commit 2>/dev/null && echo HOOKED; true`,
+		"--discard-writes", d, "--deny-read", filepath.Join(d, "secret"), "--violations", vio)
+	wantCode(t, r, 0)
+	if r.stdout != "orig\nmore\nnew\n" {
+		t.Fatalf("the writes inside should succeed and be read back: %s", r)
+	}
+	if after := treeHash(t, d); after != before {
+		t.Fatalf("the host tree changed:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	got := map[string]string{}
+	b, _ := os.ReadFile(vio)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Kind, Action, Source, Path, Detail string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if rec.Kind != "file-write" || rec.Action != "discard" || rec.Source != "overlay" {
+			t.Fatalf("record %+v", rec)
+		}
+		got[strings.TrimPrefix(rec.Path, d)] = rec.Detail
+	}
+	want := map[string]string{"/made.txt": "created", "/keep.txt": "modified", "/sub/gone.txt": "deleted",
+		"/old-name": "deleted", "/new-name": "created", "/dir": "created", "/dir/x": "created", "/dir/x/f": "created"}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s: got %q, want %q (all: %v)", p, got[p], w, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("records for %v, want exactly %v", got, want)
+	}
+	// --fail-on-violation: 123 on a discarded write, 0 on none.
+	r = sh(t, runOpts{dir: d}, `echo x > y`, "--discard-writes", d, "--fail-on-violation", "--quiet-violations")
+	wantCode(t, r, 123)
+	r = sh(t, runOpts{dir: d}, `cat keep.txt >/dev/null`, "--discard-writes", d, "--fail-on-violation")
+	wantCode(t, r, 0)
+	// Control: without the flag the same write is refused.
+	r = sh(t, runOpts{dir: d}, `echo x > y`)
+	if r.code == 0 {
+		t.Fatalf("control: %s", r)
+	}
+	if after := treeHash(t, d); after != before {
+		t.Fatal("the host tree changed")
+	}
+	wantRefused(t, []string{"--discard-writes", d, "--weaker-nested"}, []string{"--discard-writes", filepath.Join(d, "keep.txt")}, []string{"--discard-writes", "/tmp"})
+}
+
+// TestDiscardWritesKilled: a run whose sbx is killed with SIGKILL
+// leaves the host as it was.
+func TestDiscardWritesKilled(t *testing.T) {
+	d := discardTree(t)
+	before := treeHash(t, d)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sbxBin, "--discard-writes", d, "--", "/bin/sh", "-c", "cd "+d+" && echo a > w1 && rm keep.txt && touch ready && sleep 30")
+	cmd.Dir = d
+	cmd.Env = hermeticEnv()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && treeHash(t, d) != before {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if after := treeHash(t, d); after != before {
+		t.Fatalf("after SIGKILL the host tree changed:\n%s\nvs\n%s", before, after)
+	}
+}

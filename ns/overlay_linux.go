@@ -1,0 +1,100 @@
+//go:build linux
+
+package ns
+
+import (
+	"os"
+	"path"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Changes walks the upper layers of the discard overlays — only what
+// changed, never the lower tree — and lists each changed path, at most
+// max of them. A directory that exists below and was only entered to
+// change something inside is not listed itself.
+func (v *View) Changes(max int) []Change {
+	var all []Change
+	for _, o := range v.Overlays {
+		walkUpper(o, ".", &all, max)
+	}
+	out := all[:0]
+	for _, c := range all {
+		if !v.made[c.Path] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func walkUpper(o Overlay, rel string, out *[]Change, max int) {
+	if len(*out) >= max {
+		return
+	}
+	fd, err := unix.Openat(o.upperFD, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	entries, _ := f.ReadDir(-1)
+	f.Close()
+	for _, e := range entries {
+		if len(*out) >= max {
+			return
+		}
+		r := path.Join(rel, e.Name())
+		var st, low unix.Stat_t
+		if unix.Fstatat(o.upperFD, r, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		lowErr := unix.Fstatat(o.lowerFD, r, &low, unix.AT_SYMLINK_NOFOLLOW)
+		inLower := lowErr == nil
+		full := path.Join(o.Path, r)
+		add := func(d string) { *out = append(*out, Change{Path: full, Detail: d}) }
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFCHR:
+			if st.Rdev == 0 { // a whiteout: removed
+				if inLower {
+					add("deleted")
+				}
+				continue
+			}
+			add(detail(inLower, low.Mode&unix.S_IFMT == unix.S_IFCHR))
+		case unix.S_IFDIR:
+			opaque := isOpaque(o.upperFD, r)
+			switch {
+			case !inLower:
+				add("created")
+			case opaque || low.Mode&unix.S_IFMT != unix.S_IFDIR:
+				add("replaced")
+			}
+			walkUpper(o, r, out, max)
+		default:
+			add(detail(inLower, low.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT))
+		}
+	}
+}
+
+func detail(inLower, sameType bool) string {
+	switch {
+	case !inLower:
+		return "created"
+	case !sameType:
+		return "replaced"
+	}
+	return "modified"
+}
+
+// isOpaque reports the overlay's opaque mark on an upper directory: its
+// lower contents were removed (rm -r, then mkdir).
+func isOpaque(upperFD int, rel string) bool {
+	fd, err := unix.Openat(upperFD, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 8)
+	n, err := unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), "user.overlay.opaque", buf)
+	return err == nil && n > 0 && buf[0] == 'y'
+}
