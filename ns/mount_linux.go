@@ -479,4 +479,3 @@ func (v *View) protectInView(op Op, target string) error {
 	}
 	return setattr(target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0)
 }
-
