@@ -38,6 +38,9 @@ type Input struct {
 
 	AllowRead, DenyRead, AllowWrite, DenyWrite []string
 	DiscardWrites                              []string // --discard-writes
+	// UndeclaredWrites is --undeclared-writes: "" or "refuse" (writes
+	// outside allowWrite fail), or "discard" (see UndeclaredRegions).
+	UndeclaredWrites string
 	AllowGitConfig, AllowPty, WeakerNested     bool
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
@@ -328,6 +331,30 @@ func Build(in Input) (*Policy, error) {
 	}
 	if p.Filesystem.DiscardWrites, err = r.all("discardWrites", discardWrites, true); err != nil {
 		return nil, err
+	}
+	switch in.UndeclaredWrites {
+	case "", "refuse":
+	case "discard":
+		for _, d := range UndeclaredRegions(home, in.Cwd) {
+			if !WithinAny(d, p.Filesystem.AllowWrite) && !WithinAny(d, p.Filesystem.DiscardWrites) {
+				p.Filesystem.DiscardWrites = append(p.Filesystem.DiscardWrites, d)
+			}
+		}
+		// A region inside another one is covered by it.
+		var outer []string
+		for _, d := range p.Filesystem.DiscardWrites {
+			inside := false
+			for _, e := range p.Filesystem.DiscardWrites {
+				inside = inside || (e != d && Within(d, e))
+			}
+			if !inside {
+				outer = append(outer, d)
+			}
+		}
+		p.Filesystem.DiscardWrites = outer
+		p.Notes = append(p.Notes, "--undeclared-writes discard: writes are discarded (and reported) in "+strings.Join(outer, ", "))
+	default:
+		return nil, fmt.Errorf("--undeclared-writes %q: use refuse (the default) or discard", in.UndeclaredWrites)
 	}
 	if len(p.Filesystem.DiscardWrites) > 0 && p.WeakerNested {
 		return nil, errors.New("--discard-writes needs an overlay in the sandbox's own mount namespace, which --weaker-nested does not have; it never falls back to real writes: drop one of them")
@@ -916,4 +943,27 @@ func resolvedOr(p string) string {
 		return r
 	}
 	return p
+}
+
+// UndeclaredRegions are the places --undeclared-writes discard overlays:
+// HOME, the working directory's tree, and /var/tmp, each when it exists
+// and the caller could write it by DAC (access(2) W_OK), resolved.
+// Writes elsewhere stay refused: the rest of the system is not the
+// caller's to write anyway.
+func UndeclaredRegions(home, cwd string) []string {
+	var out []string
+	for _, d := range []string{home, cwd, "/var/tmp"} {
+		if d == "" || d == "/" || !filepath.IsAbs(d) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || Within(real, "/tmp") || Within(real, "/proc") || Within(real, "/dev") {
+			continue
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() || syscallAccess(real) != nil {
+			continue
+		}
+		out = append(out, real)
+	}
+	return dedupe(out)
 }

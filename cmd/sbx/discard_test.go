@@ -133,3 +133,39 @@ func TestDiscardWritesKilled(t *testing.T) {
 		t.Fatalf("after SIGKILL the host tree changed:\n%s\nvs\n%s", before, after)
 	}
 }
+
+// TestUndeclaredWritesDiscard: a go build with --undeclared-writes
+// discard and no allowWrite builds and runs; its writes (the binary, the
+// build cache in HOME) are reported and gone afterwards.
+func TestUndeclaredWritesDiscard(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	mod := hostTempDir(t)
+	writeFile(t, filepath.Join(mod, "go.mod"), "module example.com/app\n\ngo 1.21\n")
+	writeFile(t, filepath.Join(mod, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built in a discard overlay\") }\n")
+	before := treeHash(t, mod)
+	home := hostTempDir(t) // a HOME of the test's own, so its build cache is fresh
+	vio := filepath.Join(t.TempDir(), "v.jsonl")
+	env := append(hermeticEnv(), "HOME="+home, "GOCACHE=", "GOTOOLCHAIN=local", "GOFLAGS=", "XDG_CACHE_HOME=")
+	r := sh(t, runOpts{dir: mod, env: env}, gobin+" build -o app . && ./app", "--undeclared-writes", "discard", "--violations", vio)
+	if r.code != 0 || r.stdout != "built in a discard overlay\n" {
+		t.Fatalf("%s", r)
+	}
+	recs, _ := os.ReadFile(vio)
+	if !strings.Contains(string(recs), `"path":"`+filepath.Join(mod, "app")+`","detail":"created"`) || !strings.Contains(string(recs), filepath.Join(home, ".cache", "go-build")) {
+		t.Fatalf("records should list the binary and the build cache: %.2000s", recs)
+	}
+	if after := treeHash(t, mod); after != before {
+		t.Fatal("the module directory changed on the host")
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 0 {
+		t.Fatalf("HOME changed on the host: %v", ents)
+	}
+	// Control: the same build without it fails on the read-only view.
+	if r = sh(t, runOpts{dir: mod, env: env}, gobin+" build -o app ."); r.code == 0 {
+		t.Fatalf("control: %s", r)
+	}
+	wantRefused(t, []string{"--undeclared-writes", "sometimes"})
+}

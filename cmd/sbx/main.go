@@ -127,6 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.Var(&allowWrite, "allow-write", "")
 	fs.Var(&denyWrite, "deny-write", "")
 	fs.Var(&discard, "discard-writes", "")
+	fs.StringVar(&in.UndeclaredWrites, "undeclared-writes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
@@ -364,6 +365,9 @@ Policy:
   --deny-write PATH      keep PATH read-only even inside a writable one (filesystem.denyWrite)
   --discard-writes DIR   DIR looks writable; what is written there is gone when the run
                          ends, and each changed path is reported (filesystem.discardWrites)
+  --undeclared-writes refuse|discard
+                         discard: HOME, the working directory and /var/tmp (those the
+                         caller may write) become discard regions; allowWrite stays real
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
   --allow-pty            pseudo-terminals (allowPty)
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces
