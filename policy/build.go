@@ -40,8 +40,8 @@ type Input struct {
 	DiscardWrites                              []string // --discard-writes
 	// UndeclaredWrites is --undeclared-writes: "" or "refuse" (writes
 	// outside allowWrite fail), or "discard" (see UndeclaredRegions).
-	UndeclaredWrites string
-	AllowGitConfig, AllowPty, WeakerNested     bool
+	UndeclaredWrites                       string
+	AllowGitConfig, AllowPty, WeakerNested bool
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
