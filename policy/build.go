@@ -41,6 +41,7 @@ type Input struct {
 	// UndeclaredWrites is --undeclared-writes: "" or "refuse" (writes
 	// outside allowWrite fail), or "discard" (see UndeclaredRegions).
 	UndeclaredWrites                       string
+	SaveChanges                            string // --save-changes DIR
 	AllowGitConfig, AllowPty, WeakerNested bool
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
@@ -355,6 +356,29 @@ func Build(in Input) (*Policy, error) {
 		p.Notes = append(p.Notes, "--undeclared-writes discard: writes are discarded (and reported) in "+strings.Join(outer, ", "))
 	default:
 		return nil, fmt.Errorf("--undeclared-writes %q: use refuse (the default) or discard", in.UndeclaredWrites)
+	}
+	if in.SaveChanges != "" {
+		d, err := r.abs(in.SaveChanges)
+		if err != nil {
+			return nil, fmt.Errorf("--save-changes %q: %w", in.SaveChanges, err)
+		}
+		switch _, err := os.Lstat(d); {
+		case len(p.Filesystem.DiscardWrites) == 0:
+			return nil, errors.New("--save-changes keeps what discard overlays took; add --discard-writes DIR or --undeclared-writes discard")
+		case err == nil:
+			return nil, fmt.Errorf("--save-changes %s: it exists already; name a new directory (sbx makes it, mode 0700)", d)
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("--save-changes %s: %v", d, unwrapPathErr(err))
+		}
+		parent, err := filepath.EvalSymlinks(filepath.Dir(d))
+		if err != nil {
+			return nil, fmt.Errorf("--save-changes %s: its parent directory must exist: %v", d, unwrapPathErr(err))
+		}
+		d = filepath.Join(parent, filepath.Base(d))
+		if WithinAny(d, p.Filesystem.DiscardWrites) {
+			return nil, fmt.Errorf("--save-changes %s is inside a discard region, where it would be discarded too; name a directory outside", d)
+		}
+		p.Filesystem.SaveChanges = d
 	}
 	if len(p.Filesystem.DiscardWrites) > 0 && p.WeakerNested {
 		return nil, errors.New("--discard-writes needs an overlay in the sandbox's own mount namespace, which --weaker-nested does not have; it never falls back to real writes: drop one of them")

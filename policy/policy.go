@@ -61,6 +61,9 @@ type Filesystem struct {
 	// written there is gone when the run ends, and reported (--discard-writes,
 	// filesystem.discardWrites).
 	DiscardWrites []string `json:"discardWrites,omitempty"`
+	// SaveChanges is --save-changes: the discard overlays' changes are
+	// kept there (a new directory, made 0700) instead of discarded.
+	SaveChanges string `json:"saveChanges,omitempty"`
 
 	AllowGitConfig bool `json:"allowGitConfig"`
 	// SearchDepth is how many directory levels below each writable root

@@ -60,6 +60,16 @@ func InitMain(args []string) {
 	}
 	planR.Close()
 
+	// The --save-changes directory, made by the supervisor, is reached
+	// through a descriptor: after pivot_root its host path is gone.
+	saveFD := -1
+	if pl.SaveChanges != "" {
+		fd, err := unix.Open(pl.SaveChanges, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			fail(125, "--save-changes %s: %v", pl.SaveChanges, err)
+		}
+		saveFD = fd
+	}
 	view, err := ns.BuildRoot(pl.Mounts)
 	if err != nil {
 		view.Close()
@@ -149,7 +159,13 @@ func InitMain(args []string) {
 	}
 	// What the discard overlays took: read from their upper layers now
 	// that nothing writes any more, before the view goes.
-	if changes := view.Changes(maxDiscarded); len(changes) > 0 {
+	changes := view.Changes(maxDiscarded)
+	if saveFD >= 0 {
+		if err := view.SaveChanges(saveFD, changes); err != nil {
+			fmt.Fprintf(os.Stderr, "sbx: %v\n", err)
+		}
+	}
+	if len(changes) > 0 {
 		for len(changes) > 0 {
 			n := min(len(changes), 256)
 			sendStatus(statusW, status{Discarded: changes[:n]})

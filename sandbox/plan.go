@@ -55,6 +55,8 @@ type Plan struct {
 	// ControlFD is --control-fd: the supervisor reads network-list
 	// updates there (never passed to the sandbox).
 	ControlFD int `json:"controlFd,omitempty"`
+	// SaveChanges is where init keeps the discard overlays\' changes.
+	SaveChanges string `json:"saveChanges,omitempty"`
 	// AskFD is --ask-fd: the supervisor asks there about unlisted hosts.
 	AskFD      int           `json:"askFd,omitempty"`
 	AskTimeout time.Duration `json:"askTimeout,omitempty"`
@@ -89,18 +91,19 @@ func Compute(p *policy.Policy) (*Plan, error) {
 // a policy outright. It is all the supervisor needs to start init.
 func basePlan(p *policy.Policy) (*Plan, error) {
 	pl := &Plan{
-		Weaker:     p.WeakerNested,
-		HostNet:    p.Network.Mode == "host",
-		Argv:       p.Process.Argv,
-		Env:        p.Process.Env,
-		Dir:        p.Process.Dir,
-		KeepFDs:    p.Process.KeepFDs,
-		UID:        p.Process.UID,
-		GID:        p.Process.GID,
-		Timeout:    p.Process.Timeout,
-		ControlFD:  p.Process.ControlFD,
-		AskFD:      p.Process.AskFD,
-		AskTimeout: p.Process.AskTimeout,
+		Weaker:      p.WeakerNested,
+		HostNet:     p.Network.Mode == "host",
+		Argv:        p.Process.Argv,
+		Env:         p.Process.Env,
+		Dir:         p.Process.Dir,
+		KeepFDs:     p.Process.KeepFDs,
+		UID:         p.Process.UID,
+		GID:         p.Process.GID,
+		Timeout:     p.Process.Timeout,
+		ControlFD:   p.Process.ControlFD,
+		SaveChanges: p.Filesystem.SaveChanges,
+		AskFD:       p.Process.AskFD,
+		AskTimeout:  p.Process.AskTimeout,
 	}
 	if err := computeNet(pl, p); err != nil {
 		return nil, err

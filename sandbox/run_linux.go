@@ -59,6 +59,16 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 	for _, n := range pl.credentialNotes {
 		fmt.Fprintln(stderr, "sbx: "+n)
 	}
+	if pl.SaveChanges != "" {
+		if err := os.Mkdir(pl.SaveChanges, 0o700); err != nil {
+			return 125, fmt.Errorf("--save-changes: %w", err)
+		}
+		code, err := runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
+		if code == 125 || err != nil {
+			_ = os.Remove(pl.SaveChanges) // nothing ran: leave nothing (it is empty)
+		}
+		return code, err
+	}
 	return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
 }
 

@@ -169,3 +169,62 @@ func TestUndeclaredWritesDiscard(t *testing.T) {
 	}
 	wantRefused(t, []string{"--undeclared-writes", "sometimes"})
 }
+
+// TestSaveChanges: --save-changes keeps exactly the changes: the new and
+// modified files under files/<path>, and changes.json with each change's
+// kind, type, mode and size, deletions included; a protected name sbx made
+// and a masked file are not in it.
+func TestSaveChanges(t *testing.T) {
+	d := discardTree(t)
+	before := treeHash(t, d)
+	saved := filepath.Join(hostTempDir(t), "review")
+	r := sh(t, runOpts{dir: d}, `printf new > made.txt && printf more >> keep.txt && rm sub/gone.txt && ln -s keep.txt link; echo x > secret 2>/dev/null; true`,
+		"--discard-writes", d, "--deny-read", filepath.Join(d, "secret"), "--save-changes", saved, "--quiet-violations")
+	wantCode(t, r, 0)
+	if st, err := os.Stat(saved); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the directory should be made 0700: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(saved, "files", d, "made.txt")); string(b) != "new" {
+		t.Fatalf("made.txt: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(saved, "files", d, "keep.txt")); string(b) != "orig\nmore" {
+		t.Fatalf("keep.txt: %q", b)
+	}
+	if l, _ := os.Readlink(filepath.Join(saved, "files", d, "link")); l != "keep.txt" {
+		t.Fatalf("link: %q", l)
+	}
+	var manifest []struct {
+		Path, Kind, Type, Mode string
+		Size                   int64
+	}
+	b, _ := os.ReadFile(filepath.Join(saved, "changes.json"))
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range manifest {
+		got[strings.TrimPrefix(m.Path, d)] = fmt.Sprintf("%s %s %s %d", m.Kind, m.Type, m.Mode, m.Size)
+	}
+	want := map[string]string{
+		"/made.txt":     "created file 0644 3",
+		"/keep.txt":     "modified file 0644 9",
+		"/sub/gone.txt": "deleted   0",
+		"/link":         "created symlink 0777 0",
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s: %q, want %q (all %v)", p, got[p], w, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("manifest %v, want exactly %v", got, want)
+	}
+	if after := treeHash(t, d); after != before {
+		t.Fatal("the host tree changed")
+	}
+	// An existing directory, or no discard region: refused, nothing made.
+	wantRefused(t, []string{"--discard-writes", d, "--save-changes", saved}, []string{"--save-changes", filepath.Join(filepath.Dir(saved), "other")})
+	if _, err := os.Stat(filepath.Join(filepath.Dir(saved), "other")); err == nil {
+		t.Fatal("a refused run made the directory")
+	}
+}

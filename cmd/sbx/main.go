@@ -128,6 +128,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.Var(&denyWrite, "deny-write", "")
 	fs.Var(&discard, "discard-writes", "")
 	fs.StringVar(&in.UndeclaredWrites, "undeclared-writes", "", "")
+	fs.StringVar(&in.SaveChanges, "save-changes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
@@ -368,6 +369,8 @@ Policy:
   --undeclared-writes refuse|discard
                          discard: HOME, the working directory and /var/tmp (those the
                          caller may write) become discard regions; allowWrite stays real
+  --save-changes DIR     keep what the discard regions took in DIR (new, made 0700):
+                         files/<path> and changes.json
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
   --allow-pty            pseudo-terminals (allowPty)
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces

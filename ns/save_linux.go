@@ -1,0 +1,134 @@
+//go:build linux
+
+package ns
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// SavedChange is one entry of changes.json (--save-changes).
+type SavedChange struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"` // created, modified, deleted, replaced
+	Type   string `json:"type,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Target string `json:"target,omitempty"` // a symlink's text
+}
+
+// SaveChanges keeps what the discard overlays took instead of discarding
+// it: under dirFD (the --save-changes directory, opened before the view
+// was built) a tree files/<absolute path> of the new and modified files,
+// directories and symlinks, and changes.json listing every change with
+// its kind, type, mode and size, deletions included. Protected names sbx
+// made itself are not saved (Changes leaves them out); masked paths never
+// reach an upper layer.
+func (v *View) SaveChanges(dirFD int, changes []Change) error {
+	var manifest []SavedChange
+	for _, c := range changes {
+		o, rel, ok := v.overlayOf(c.Path)
+		if !ok {
+			continue
+		}
+		sc := SavedChange{Path: c.Path, Kind: c.Detail}
+		if c.Detail != "deleted" {
+			var st unix.Stat_t
+			if err := unix.Fstatat(o.upperFD, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue
+			}
+			sc.Mode = fmt.Sprintf("%04o", st.Mode&0o7777)
+			dst := "files" + c.Path
+			if err := mkdirAllAt(dirFD, path.Dir(dst)); err != nil {
+				return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFDIR:
+				sc.Type = "directory"
+				if err := unix.Mkdirat(dirFD, dst, 0o755); err != nil && err != unix.EEXIST {
+					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
+				}
+			case unix.S_IFLNK:
+				sc.Type = "symlink"
+				buf := make([]byte, 4096)
+				n, err := unix.Readlinkat(o.upperFD, rel, buf)
+				if err != nil {
+					continue
+				}
+				sc.Target = string(buf[:n])
+				if err := unix.Symlinkat(sc.Target, dirFD, dst); err != nil {
+					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
+				}
+			case unix.S_IFREG:
+				sc.Type, sc.Size = "file", st.Size
+				if err := copyAt(o.upperFD, rel, dirFD, dst, st.Mode&0o777); err != nil {
+					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
+				}
+			default:
+				sc.Type = "other (not saved)"
+			}
+		}
+		manifest = append(manifest, sc)
+	}
+	b, _ := json.MarshalIndent(manifest, "", "  ")
+	fd, err := unix.Openat(dirFD, "changes.json", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("--save-changes: changes.json: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "changes.json")
+	defer f.Close()
+	_, err = f.Write(append(b, '\n'))
+	return err
+}
+
+// overlayOf finds the overlay holding p and p's path inside its upper
+// layer.
+func (v *View) overlayOf(p string) (Overlay, string, bool) {
+	for _, o := range v.Overlays {
+		if p == o.Path || strings.HasPrefix(p, o.Path+"/") {
+			rel := strings.TrimPrefix(strings.TrimPrefix(p, o.Path), "/")
+			if rel == "" {
+				rel = "."
+			}
+			return o, rel, true
+		}
+	}
+	return Overlay{}, "", false
+}
+
+func mkdirAllAt(dirFD int, p string) error {
+	cur := ""
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		cur = path.Join(cur, part)
+		if err := unix.Mkdirat(dirFD, cur, 0o755); err != nil && err != unix.EEXIST {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyAt(srcDir int, src string, dstDir int, dst string, mode uint32) error {
+	in, err := unix.Openat(srcDir, src, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	fi := os.NewFile(uintptr(in), src)
+	defer fi.Close()
+	out, err := unix.Openat(dstDir, dst, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, mode)
+	if err != nil {
+		return err
+	}
+	fo := os.NewFile(uintptr(out), dst)
+	defer fo.Close()
+	_, err = io.Copy(fo, fi)
+	return err
+}
