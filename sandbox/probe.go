@@ -18,6 +18,12 @@ type Report struct {
 		Mountable bool   `json:"mountable"`
 		Reason    string `json:"reason,omitempty"`
 	} `json:"freshProc"`
+	// Discard is whether an overlay can be mounted in the sandbox's user
+	// namespace (--discard-writes, --undeclared-writes discard).
+	Discard struct {
+		Available bool   `json:"available"`
+		Reason    string `json:"reason,omitempty"`
+	} `json:"discardOverlays"`
 	Landlock struct {
 		ABI int `json:"abi"`
 	} `json:"landlock"`

@@ -21,14 +21,76 @@ import (
 // errno when that fails). Any binary that can call Probe links this
 // package, so it has the init.
 const (
-	probeArg      = "__sbx_probe_proc__"
-	probeExitBase = 64
+	probeArg        = "__sbx_probe_proc__"
+	probeOverlayArg = "__sbx_probe_overlay__"
+	probeExitBase   = 64
 )
 
 func init() {
-	if len(os.Args) == 2 && os.Args[1] == probeArg && os.Getpid() == 1 {
-		os.Exit(probeProc())
+	if len(os.Args) == 2 && os.Getpid() == 1 {
+		switch os.Args[1] {
+		case probeArg:
+			os.Exit(probeProc())
+		case probeOverlayArg:
+			os.Exit(probeOverlay())
+		}
 	}
+}
+
+// probeOverlay mounts an overlay as a discard region does (userxattr, a
+// tmpfs upper layer) over a tmpfs of its own, in its own namespaces.
+func probeOverlay() int {
+	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if err == nil {
+		err = unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k")
+	}
+	for _, d := range []string{"/tmp/u", "/tmp/w", "/tmp/m"} {
+		if err == nil {
+			err = os.Mkdir(d, 0o755)
+		}
+	}
+	// The lower layer is a host directory, as a discard region's is.
+	if err == nil {
+		err = unix.Mount("overlay", "/tmp/m", "overlay", unix.MS_NOSUID|unix.MS_NODEV, "lowerdir=/usr,upperdir=/tmp/u,workdir=/tmp/w,userxattr")
+	}
+	if err == nil {
+		err = os.WriteFile("/tmp/m/probe", nil, 0o644)
+	}
+	var e syscall.Errno
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &e) && e > 0 && int(e) < 255-probeExitBase:
+		return probeExitBase + int(e)
+	}
+	return 255
+}
+
+// probeDiscard reports whether discard overlays work here.
+func probeDiscard() (bool, string) {
+	cmd := exec.Command("/proc/self/exe", probeOverlayArg)
+	cmd.Env = []string{}
+	// Every capability, as sbx's init has (overlayfs checks the
+	// mounter's DAC rights on its layers, not only CAP_SYS_ADMIN).
+	caps := make([]uintptr, 0, 64)
+	for c := 0; c <= lastCap(); c++ {
+		caps = append(caps, uintptr(c))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+		UidMappings: idMap(os.Getuid()),
+		GidMappings: idMap(os.Getgid()),
+		AmbientCaps: caps,
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, ""
+	case errors.As(err, &ee) && ee.ExitCode() > probeExitBase && ee.ExitCode() < 255:
+		return false, "overlay in a user namespace: " + syscall.Errno(ee.ExitCode()-probeExitBase).Error() + " (needs Linux 5.11+)"
+	}
+	return false, err.Error()
 }
 
 func probeProc() int {
@@ -65,6 +127,11 @@ func Probe() Report {
 		if s.ProcErrno != 0 {
 			r.Proc.Reason = "mount proc: " + s.ProcErrno.Error()
 		}
+	}
+	if r.UserNS.Available {
+		r.Discard.Available, r.Discard.Reason = probeDiscard()
+	} else {
+		r.Discard.Reason = "needs user namespaces"
 	}
 	r.Landlock.ABI = s.LandlockABI
 	r.Seccomp.Available = s.Seccomp

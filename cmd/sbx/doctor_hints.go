@@ -27,6 +27,7 @@ func writeDoctor(w io.Writer, r sandbox.Report) {
 	if r.UserNS.Available {
 		fmt.Fprintf(w, "fresh /proc:      %s\n", yes(r.Proc.Mountable, r.Proc.Reason))
 	}
+	fmt.Fprintf(w, "discard overlays: %s\n", yes(r.Discard.Available, r.Discard.Reason))
 	fmt.Fprintf(w, "landlock:         ABI %d%s\n", r.Landlock.ABI, map[bool]string{true: "", false: " (unavailable)"}[r.Landlock.ABI > 0])
 	fmt.Fprintf(w, "seccomp:          %s (%s)\n", yes(r.Seccomp.Available, ""), r.Seccomp.Library)
 	fmt.Fprintf(w, "mode:             %s\n", r.Mode)

@@ -20,6 +20,9 @@ type doctorJSON struct {
 	FreshProc struct {
 		Mountable bool `json:"mountable"`
 	} `json:"freshProc"`
+	DiscardOverlays struct {
+		Available bool `json:"available"`
+	} `json:"discardOverlays"`
 	Mode      string            `json:"mode"`
 	Diagnosis sandbox.Diagnosis `json:"diagnosis"`
 }
@@ -73,6 +76,11 @@ func TestDoctorHere(t *testing.T) {
 	d := checkDoctor(t, sbx(t, runOpts{}, "doctor"), sbx(t, runOpts{}, "doctor", "--json"), "full", "ok")
 	if !d.UserNamespaces.Available || !d.FreshProc.Mountable || len(d.Diagnosis.Fixes) != 0 {
 		t.Errorf("a healthy host: %+v", d)
+	}
+	// This kernel (5.11+) takes overlays in a user namespace, and the
+	// discard tests show it: doctor must agree, as root and not.
+	if !d.DiscardOverlays.Available || !strings.Contains(sbx(t, runOpts{}, "doctor").stdout, "\ndiscard overlays: yes\n") {
+		t.Errorf("discard overlays should be reported available here: %+v", d)
 	}
 }
 
