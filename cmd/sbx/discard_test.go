@@ -228,3 +228,35 @@ func TestSaveChanges(t *testing.T) {
 		t.Fatal("a refused run made the directory")
 	}
 }
+
+// TestDiscardWritesNpm: `npm test` of a package whose test writes into
+// HOME passes under --discard-writes HOME alone, and HOME is unchanged.
+func TestDiscardWritesNpm(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm not installed")
+	}
+	home := hostTempDir(t)
+	pkg := hostTempDir(t)
+	writeFile(t, filepath.Join(pkg, "package.json"), `{"name": "homewriter", "version": "1.0.0", "scripts": {"test": "node test.js"}}`)
+	writeFile(t, filepath.Join(pkg, "test.js"), "const fs = require('fs'), os = require('os'), path = require('path');\n"+
+		"fs.mkdirSync(path.join(os.homedir(), '.cache', 'tool'), {recursive: true});\n"+
+		"fs.writeFileSync(path.join(os.homedir(), '.cache', 'tool', 'state'), 'x');\n"+
+		"console.log('test wrote its state');\n")
+	before := treeHash(t, home)
+	env := append(hermeticEnv(), "HOME="+home, "npm_config_update_notifier=false")
+	r := sbx(t, runOpts{dir: pkg, env: env}, "--discard-writes", home, "--", npm, "test")
+	if r.code != 0 || !strings.Contains(r.stdout, "test wrote its state") {
+		t.Fatalf("npm test under --discard-writes HOME: %s", r)
+	}
+	if !strings.Contains(r.stderr, "file-write") {
+		t.Errorf("the discarded writes should be summarised: %s", r.stderr)
+	}
+	if after := treeHash(t, home); after != before {
+		t.Fatalf("HOME changed on the host:\n%s", after)
+	}
+	// Control: without it the test fails on the read-only HOME.
+	if r = sbx(t, runOpts{dir: pkg, env: env}, "--", npm, "test"); r.code == 0 {
+		t.Fatalf("control: %s", r)
+	}
+}
