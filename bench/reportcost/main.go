@@ -8,7 +8,11 @@
 //	CGO_ENABLED=0 go build -o bin/sbx ./cmd/sbx && go run ./bench/reportcost -sbx bin/sbx -n 7
 //
 // Workloads: extracting a 50k-file tar into a writable directory and
-// reading every file back; building and testing a small Go module.
+// reading every file back; building and testing a small Go module. The
+// --undeclared-writes discard variant drops the --allow-write flags: every
+// write lands in a discard overlay and is reported at exit.
+//
+// Then start-up: sbx -- /bin/true with no, one and three discard regions.
 package main
 
 import (
@@ -66,20 +70,23 @@ func main() {
 			goBin + " build -o app . && " + goBin + " test -count=1 . > /dev/null"}},
 	}
 	vf := filepath.Join(work, "v.jsonl")
+	vfD := filepath.Join(work, "discarded.jsonl") // the discard variant's records, counted per run
 	variants := []struct {
-		name  string
-		flags []string
+		name    string
+		flags   []string
+		discard bool // no allowWrite: every write lands in a discard overlay and is reported
 	}{
-		{"sbx", nil},
-		{"--violations", []string{"--violations", vf}},
-		{"--observe-files writes", []string{"--violations", vf, "--observe-files", "writes"}},
-		{"--observe-files all", []string{"--violations", vf, "--observe-files", "all"}},
+		{"sbx", nil, false},
+		{"--violations", []string{"--violations", vf}, false},
+		{"--observe-files writes", []string{"--violations", vf, "--observe-files", "writes"}, false},
+		{"--observe-files all", []string{"--violations", vf, "--observe-files", "all"}, false},
+		{"--undeclared-writes discard", []string{"--violations", vfD, "--undeclared-writes", "discard"}, true},
 	}
 	fmt.Printf("| workload |")
 	for _, v := range variants {
 		fmt.Printf(" %s median s |", v.name)
 	}
-	fmt.Printf(" records |\n|---|")
+	fmt.Printf(" discard records per run |\n|---|")
 	for range variants {
 		fmt.Printf("---|")
 	}
@@ -88,7 +95,11 @@ func main() {
 		times := make([][]float64, len(variants))
 		for i := 0; i <= *n; i++ { // round 0 warms up
 			for j, v := range variants {
-				cmd := exec.Command(abs, append(append([]string{}, v.flags...), w.args...)...)
+				args := w.args
+				if v.discard {
+					args = withoutAllowWrite(args)
+				}
+				cmd := exec.Command(abs, append(append([]string{}, v.flags...), args...)...)
 				cmd.Dir, cmd.Env = w.dir, w.env
 				start := time.Now()
 				o, err := cmd.CombinedOutput()
@@ -102,8 +113,8 @@ func main() {
 				}
 			}
 		}
-		b, _ := os.ReadFile(vf)
-		recs := strings.Count(string(b), "\n")
+		b, _ := os.ReadFile(vfD)
+		recs := strings.Count(string(b), "\n") / (*n + 1)
 		base := bench.Median(times[0])
 		fmt.Printf("| %s | %.3f |", w.name, base)
 		for _, t := range times[1:] {
@@ -112,7 +123,45 @@ func main() {
 		}
 		fmt.Printf(" %d |\n", recs)
 		os.Remove(vf)
+		os.Remove(vfD)
 	}
+	regions := []string{filepath.Join(work, "r1"), filepath.Join(work, "r2"), filepath.Join(work, "r3")}
+	for _, r := range regions {
+		check(os.MkdirAll(r, 0o755))
+	}
+	starts := [][]string{nil, {"--discard-writes", regions[0]}, {"--discard-writes", regions[0], "--discard-writes", regions[1], "--discard-writes", regions[2]}}
+	names := []string{"no discard region", "one region", "three regions"}
+	st := make([][]float64, len(starts))
+	for i := 0; i <= 20*(*n); i++ {
+		for j, f := range starts {
+			cmd := exec.Command(abs, append(append([]string{}, f...), "--", "/bin/true")...)
+			start := time.Now()
+			check(cmd.Run())
+			if i > 0 {
+				st[j] = append(st[j], time.Since(start).Seconds()*1000)
+			}
+		}
+	}
+	fmt.Printf("\n| start-up, sbx -- /bin/true | median ms |\n|---|---|\n")
+	for j := range starts {
+		fmt.Printf("| %s | %.2f (%+.1f%%) |\n", names[j], bench.Median(st[j]), (bench.Median(st[j])/bench.Median(st[0])-1)*100)
+	}
+}
+
+// withoutAllowWrite drops the --allow-write pairs before "--".
+func withoutAllowWrite(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if args[i] == "--allow-write" {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func run(cmd *exec.Cmd) {
