@@ -71,7 +71,14 @@ func walkUpper(o Overlay, rel string, out *[]Change, max int) {
 			}
 			walkUpper(o, r, out, max)
 		default:
-			add(detail(inLower, low.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT))
+			d := detail(inLower, low.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT)
+			// A file copied up from below carries the overlay's origin
+			// mark; one that took an existing name without it was
+			// renamed (or made anew) over it.
+			if d == "modified" && !hasXattr(o.upperFD, r, "user.overlay.origin") {
+				d = "renamed-over"
+			}
+			add(d)
 		}
 	}
 }
@@ -97,4 +104,15 @@ func isOpaque(upperFD int, rel string) bool {
 	buf := make([]byte, 8)
 	n, err := unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), "user.overlay.opaque", buf)
 	return err == nil && n > 0 && buf[0] == 'y'
+}
+
+// hasXattr reports whether the upper entry rel carries the attribute.
+func hasXattr(upperFD int, rel, name string) bool {
+	fd, err := unix.Openat(upperFD, rel, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	_, err = unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), name, nil)
+	return err == nil
 }

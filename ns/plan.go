@@ -58,8 +58,10 @@ type Op struct {
 // Change is one path a discard overlay took a write for.
 type Change struct {
 	Path string `json:"path"`
-	// Detail is "created", "modified", "deleted" or "replaced" (a
-	// directory removed and made anew, or a file's type changed).
+	// Detail is "created", "modified" (copied up from below and
+	// changed), "renamed-over" (an existing name taken by a rename, or
+	// removed and made anew), "deleted" or "replaced" (a directory
+	// removed and made anew, or a file's type changed).
 	Detail string `json:"detail"`
 }
 

@@ -9,8 +9,9 @@
 //
 // Workloads: extracting a 50k-file tar into a writable directory and
 // reading every file back; building and testing a small Go module. The
-// --undeclared-writes discard variant drops the --allow-write flags: every
-// write lands in a discard overlay and is reported at exit.
+// --undeclared-writes discard variant drops the --allow-write flags and
+// the extraction's final rm: every write lands in a discard overlay, stays
+// there, and is reported at exit.
 //
 // Then start-up: sbx -- /bin/true with no, one and three discard regions.
 package main
@@ -97,7 +98,11 @@ func main() {
 			for j, v := range variants {
 				args := w.args
 				if v.discard {
+					// No allowWrite, and the tree is kept: each run's
+					// writes stay in its overlay, to be reported.
 					args = withoutAllowWrite(args)
+					last := len(args) - 1
+					args = append(append([]string{}, args[:last]...), strings.TrimSuffix(args[last], " && rm -rf x"))
 				}
 				cmd := exec.Command(abs, append(append([]string{}, v.flags...), args...)...)
 				cmd.Dir, cmd.Env = w.dir, w.env

@@ -52,6 +52,7 @@ func discardTree(t *testing.T) string {
 	writeFile(t, filepath.Join(d, "keep.txt"), "orig\n")
 	writeFile(t, filepath.Join(d, "sub", "gone.txt"), "bye\n")
 	writeFile(t, filepath.Join(d, "old-name"), "moved\n")
+	writeFile(t, filepath.Join(d, "over.txt"), "to be replaced\n")
 	writeFile(t, filepath.Join(d, "secret"), "S3CRET\n")
 	os.MkdirAll(filepath.Join(d, ".git"), 0o755)
 	return d
@@ -61,7 +62,7 @@ func TestDiscardWrites(t *testing.T) {
 	d := discardTree(t)
 	before := treeHash(t, d)
 	vio := filepath.Join(t.TempDir(), "v.jsonl")
-	r := sh(t, runOpts{dir: d}, `echo new > made.txt && echo more >> keep.txt && rm sub/gone.txt && mv old-name new-name && mkdir -p dir/x && echo y > dir/x/f
+	r := sh(t, runOpts{dir: d}, `echo new > made.txt && echo more >> keep.txt && rm sub/gone.txt && mv old-name new-name && printf n > t && mv t over.txt && mkdir -p dir/x && echo y > dir/x/f
 		cat keep.txt made.txt; cat secret 2>/dev/null; echo hook > .git/hooks/pre-commit 2>/dev/null && echo HOOKED; true`,
 		"--discard-writes", d, "--deny-read", filepath.Join(d, "secret"), "--violations", vio)
 	wantCode(t, r, 0)
@@ -84,7 +85,7 @@ func TestDiscardWrites(t *testing.T) {
 		got[strings.TrimPrefix(rec.Path, d)] = rec.Detail
 	}
 	want := map[string]string{"/made.txt": "created", "/keep.txt": "modified", "/sub/gone.txt": "deleted",
-		"/old-name": "deleted", "/new-name": "created", "/dir": "created", "/dir/x": "created", "/dir/x/f": "created"}
+		"/old-name": "deleted", "/new-name": "created", "/over.txt": "renamed-over", "/dir": "created", "/dir/x": "created", "/dir/x/f": "created"}
 	for p, w := range want {
 		if got[p] != w {
 			t.Errorf("%s: got %q, want %q (all: %v)", p, got[p], w, got)
