@@ -156,6 +156,17 @@ func hasCap(c int) bool {
 	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
 
+// allCaps lists every capability this kernel knows, for the ambient set
+// of init (and of doctor's probes, which must have what init has).
+func allCaps() []uintptr {
+	last := lastCap()
+	caps := make([]uintptr, 0, last+1)
+	for c := 0; c <= last; c++ {
+		caps = append(caps, uintptr(c))
+	}
+	return caps
+}
+
 func lastCap() int {
 	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
 	if err != nil {

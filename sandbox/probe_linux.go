@@ -56,6 +56,11 @@ func probeOverlay() int {
 	if err == nil {
 		err = os.WriteFile("/tmp/m/probe", nil, 0o644)
 	}
+	return probeExit(err)
+}
+
+// probeExit is a probe's exit status: 0, probeExitBase+errno, or 255.
+func probeExit(err error) int {
 	var e syscall.Errno
 	switch {
 	case err == nil:
@@ -72,15 +77,11 @@ func probeDiscard() (bool, string) {
 	cmd.Env = []string{}
 	// Every capability, as sbx's init has (overlayfs checks the
 	// mounter's DAC rights on its layers, not only CAP_SYS_ADMIN).
-	caps := make([]uintptr, 0, 64)
-	for c := 0; c <= lastCap(); c++ {
-		caps = append(caps, uintptr(c))
-	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
 		UidMappings: idMap(os.Getuid()),
 		GidMappings: idMap(os.Getgid()),
-		AmbientCaps: caps,
+		AmbientCaps: allCaps(),
 	}
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -98,14 +99,7 @@ func probeProc() int {
 	if err == nil {
 		err = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	}
-	var e syscall.Errno
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &e) && e > 0 && int(e) < 255-probeExitBase:
-		return probeExitBase + int(e)
-	}
-	return 255
+	return probeExit(err)
 }
 
 // Probe inspects the kernel. It starts one short-lived child in new user,

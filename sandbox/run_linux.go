@@ -130,10 +130,6 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	if !pl.HostNet {
 		flags |= unix.CLONE_NEWNET
 	}
-	caps := make([]uintptr, 0, 64)
-	for c := 0; c <= lastCap(); c++ {
-		caps = append(caps, uintptr(c))
-	}
 	cmd := &exec.Cmd{
 		Path:       self,
 		Args:       []string{"sbx", InitArg, strconv.Itoa(base), strconv.Itoa(base + 1), strconv.Itoa(base + 2), strconv.Itoa(base + 3)},
@@ -147,7 +143,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 			UidMappings:                idMap(pl.UID),
 			GidMappings:                idMap(pl.GID),
 			GidMappingsEnableSetgroups: false,
-			AmbientCaps:                caps,
+			AmbientCaps:                allCaps(),
 			Setsid:                     true,
 		},
 	}
