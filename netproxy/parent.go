@@ -78,8 +78,10 @@ func redactURL(s string) string {
 // parentFor returns the parent that carries traffic to host:port (plain
 // HTTP or a tunnel), or nil for a direct connection.
 func (p *Proxy) parentFor(host string, port int, plain bool) *url.URL {
-	if p.mitmUp != nil && MatchAny(p.mitmUp.Domains, host, port) {
-		return &url.URL{Scheme: "http", Host: mitmHost}
+	if p.mitmDoms != nil {
+		if h, err := canon(host); err == nil && p.mitmDoms.match(h, port) != nil {
+			return &url.URL{Scheme: "http", Host: mitmHost}
+		}
 	}
 	if p.parent == nil {
 		return nil

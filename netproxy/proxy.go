@@ -89,6 +89,7 @@ type Proxy struct {
 	rewrite  func(*http.Request, string, int, bool) string
 	parent   *Parent
 	mitmUp   *MITMUpstream
+	mitmDoms *ruleSet // mitmUp.Domains, compiled once
 	ask      func(context.Context, string, int) bool
 	onPanic  func(any) // tests: observe a recovered panic
 
@@ -167,6 +168,11 @@ func New(cfg Config) (*Proxy, error) {
 	if p.dial == nil {
 		d := &net.Dialer{}
 		p.dial = d.DialContext
+	}
+	if cfg.MITM != nil {
+		if p.mitmDoms, err = newRuleSet(cfg.MITM.Domains, true); err != nil {
+			return nil, fmt.Errorf("network.mitmProxy.domains: %w", err)
+		}
 	}
 	if cfg.TLS != nil {
 		if p.mitm, err = newMITM(cfg.TLS); err != nil {
