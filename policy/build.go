@@ -139,7 +139,7 @@ func Build(in Input) (*Policy, error) {
 	p.Filesystem.SearchDepth = DefaultSearchDepth
 	var allowRead, denyRead, allowWrite, denyWrite, discardWrites []pathEntry
 	var presets []string
-	r0 := resolver{cwd: in.Cwd, home: home}
+	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
 	var creds *Credentials
 	var tlsSet *tlsSetting
 	tlsFrom := "command line"
@@ -184,7 +184,7 @@ func Build(in Input) (*Policy, error) {
 		presets = append(presets, l.presets...)
 		if l.mitmProxy != nil {
 			m := *l.mitmProxy
-			if m.SocketPath, err = r0.abs(m.SocketPath); err != nil {
+			if m.SocketPath, err = r.abs(m.SocketPath); err != nil {
 				return nil, fmt.Errorf("network.mitmProxy.socketPath: %w", err)
 			}
 			if st, serr := os.Stat(m.SocketPath); serr != nil || st.Mode()&os.ModeSocket == 0 {
@@ -248,7 +248,6 @@ func Build(in Input) (*Policy, error) {
 		return nil, fmt.Errorf("Claude Code settings turn the sandbox off (sandbox.enabled: false, last set in %s); sbx runs nothing rather than run unsandboxed or against that choice: set it to true, or call sbx without --claude-settings", enabledFrom)
 	}
 
-	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
 	// The command's environment: presets and --reads declared resolve
 	// against what the command will see. A credentials variable in mode
 	// mask passes (the sandbox swaps its value for a sentinel), one in
