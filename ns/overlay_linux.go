@@ -96,23 +96,28 @@ func detail(inLower, sameType bool) string {
 // isOpaque reports the overlay's opaque mark on an upper directory: its
 // lower contents were removed (rm -r, then mkdir).
 func isOpaque(upperFD int, rel string) bool {
-	fd, err := unix.Openat(upperFD, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 8)
-	n, err := unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), "user.overlay.opaque", buf)
-	return err == nil && n > 0 && buf[0] == 'y'
+	v, ok := xattr(upperFD, rel, "user.overlay.opaque")
+	return ok && len(v) > 0 && v[0] == 'y'
 }
 
 // hasXattr reports whether the upper entry rel carries the attribute.
 func hasXattr(upperFD int, rel, name string) bool {
+	_, ok := xattr(upperFD, rel, name)
+	return ok
+}
+
+// xattr reads attribute name of the upper entry rel (not following a
+// symlink), up to 8 bytes: enough for the marks it is asked about.
+func xattr(upperFD int, rel, name string) ([]byte, bool) {
 	fd, err := unix.Openat(upperFD, rel, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	defer unix.Close(fd)
-	_, err = unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), name, nil)
-	return err == nil
+	buf := make([]byte, 8)
+	n, err := unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), name, buf)
+	if err != nil && err != unix.ERANGE {
+		return nil, false
+	}
+	return buf[:max(n, 0)], true
 }
