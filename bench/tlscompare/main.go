@@ -18,19 +18,12 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -55,7 +48,8 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	os.Chmod(work, 0o755)
-	caPEM, cert := makeCA()
+	caPEM, cert, err := bench.LocalhostCA("tlscompare CA", 24*time.Hour)
+	check(err)
 	caFile := filepath.Join(work, "ca.pem")
 	check(os.WriteFile(caFile, caPEM, 0o644))
 	big := make([]byte, *size)
@@ -157,25 +151,6 @@ func main() {
 		}
 	}
 	fmt.Printf("\n\n%d rounds, %d new connections per row and round, %d-byte download, %s.\n", *n, *k, *size, time.Now().UTC().Format("2006-01-02"))
-}
-
-// makeCA returns a CA (PEM) and a server certificate it signed for
-// localhost and 127.0.0.1.
-func makeCA() ([]byte, tls.Certificate) {
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	caT := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tlscompare CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caT, caT, &caKey.PublicKey, caKey)
-	check(err)
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leafT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.Add(24 * time.Hour), DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, leafT, ca, &key.PublicKey, caKey)
-	check(err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 func check(err error) {
