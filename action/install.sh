@@ -16,15 +16,8 @@
 # with the reason as an ::error workflow command.
 set -euo pipefail
 
-# gh_data escapes a workflow command's message (% CR LF), so that no value
-# can end the command early or start another.
-gh_data() {
-	local s=$1
-	s=${s//'%'/%25}
-	s=${s//$'\r'/%0D}
-	s=${s//$'\n'/%0A}
-	printf '%s' "$s"
-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 die() {
 	echo "::error title=sbx install::$(gh_data "$*")" >&2

@@ -27,13 +27,8 @@
 # here is invalid), 126, 127.
 set -uo pipefail
 
-gh_data() {
-	local s=$1
-	s=${s//'%'/%25}
-	s=${s//$'\r'/%0D}
-	s=${s//$'\n'/%0A}
-	printf '%s' "$s"
-}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 gh_property() {
 	local s
