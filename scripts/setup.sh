@@ -17,6 +17,25 @@ fi
 if [ "$(id -u)" = 0 ] && ! id sbxtest >/dev/null 2>&1; then
   useradd -m -s /bin/bash sbxtest
 fi
+# A Node.js whose fetch honours proxy variables (24+), for the test that
+# Node's fetch works unchanged through a terminated TLS proxy. The
+# machine's own Node may be older; the npm registry carries Node's
+# binaries as node-linux-<arch>. Optional: without it that one client is
+# skipped (the test says so).
+node24=/opt/sbx-test/node24
+if [ "$(id -u)" = 0 ] && [ ! -x "$node24/bin/node" ] && command -v npm >/dev/null 2>&1; then
+  case "$(uname -m)" in x86_64) narch=x64 ;; aarch64) narch=arm64 ;; *) narch= ;; esac
+  if [ -n "$narch" ]; then
+    tmp=$(mktemp -d)
+    if (cd "$tmp" && timeout 300 npm pack --silent "node-linux-$narch@24" >/dev/null 2>&1 && tar xzf node-linux-*.tgz); then
+      mkdir -p /opt/sbx-test && rm -rf "$node24" && mv "$tmp/package" "$node24" && chmod -R a+rX /opt/sbx-test
+      echo "installed Node $("$node24/bin/node" --version) at $node24 (for the Node fetch test)"
+    else
+      echo "setup: Node 24 from the npm registry is unavailable; the Node fetch test will be skipped" >&2
+    fi
+    rm -rf "$tmp"
+  fi
+fi
 mkdir -p bin
 # Without cgo: a static binary starts faster (twice a run: supervisor and
 # init); the seccomp programs are embedded (go generate ./seccomp).

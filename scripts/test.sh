@@ -17,6 +17,10 @@ done
 # The release, dry: the four static binaries, the SBOM and SHA256SUMS, built
 # twice and compared byte for byte (scripts/release.sh; nothing is kept).
 bash scripts/release.sh 0.0.0-ci --dry-run
+# scripts/setup.sh installs a Node 24 for the Node fetch test when it can.
+if [ -z "${SBX_TEST_NODE:-}" ] && [ -x /opt/sbx-test/node24/bin/node ]; then
+  export SBX_TEST_NODE=/opt/sbx-test/node24/bin/node
+fi
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 25m ./...
 if [ "$(id -u)" = 0 ]; then
@@ -28,6 +32,6 @@ if [ "$(id -u)" = 0 ]; then
   chmod 755 "$copy"
   echo "== tests as sbxtest (unprivileged)"
   setpriv --reuid=sbxtest --regid=sbxtest --init-groups --reset-env \
-    env PATH="$PATH" HOME=/home/sbxtest GOFLAGS="${GOFLAGS:-}" \
+    env PATH="$PATH" HOME=/home/sbxtest GOFLAGS="${GOFLAGS:-}" SBX_TEST_NODE="${SBX_TEST_NODE:-}" \
     bash -c "cd '$copy/src' && go test -count=1 -timeout 25m ./..."
 fi

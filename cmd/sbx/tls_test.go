@@ -227,8 +227,13 @@ func main() {
 		}
 	}
 	// Node's fetch honours the proxy variables from Node 22.21 and 24 on,
-	// with NODE_USE_ENV_PROXY=1, which sbx sets.
-	if node, err := exec.LookPath("node"); err == nil {
+	// with NODE_USE_ENV_PROXY=1, which sbx sets. SBX_TEST_NODE names a
+	// newer Node than the machine's (scripts/setup.sh installs one).
+	node, err := exec.LookPath("node")
+	if n := os.Getenv("SBX_TEST_NODE"); n != "" {
+		node, err = n, nil
+	}
+	if err == nil {
 		out, _ := exec.Command(node, "-p", "process.versions.node").Output()
 		var major, minor int
 		fmt.Sscanf(strings.TrimSpace(string(out)), "%d.%d", &major, &minor)
