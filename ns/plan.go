@@ -176,7 +176,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if plan.EmptyRoot {
 		plan.Ops = append(plan.Ops, rootLinks(append(append([]string(nil), fs.AllowRead...), writable...))...)
 	}
-	prot := protectedOps(takesWrites, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig))
+	prot := protectedOps(takesWrites, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig), fs.ScanCache)
 	if prot.err != nil {
 		return plan, prot.err
 	}
@@ -212,7 +212,7 @@ type protResult struct {
 // below the root pinned, so a rename of a parent cannot carry it away),
 // and a missing one directly in a writable root or in the working
 // directory is stubbed at its first missing component.
-func protectedOps(writable []string, cwd string, depth int, names []policy.Protected) protResult {
+func protectedOps(writable []string, cwd string, depth int, names []policy.Protected, cacheDir string) protResult {
 	var r protResult
 	add := func(kind, path string, dir bool, why string) {
 		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why, Protected: kind != OpPin})
@@ -318,7 +318,7 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 		if r.err != nil {
 			break
 		}
-		tree, visited := scanTree(rd.dir, depth, firsts, seen)
+		tree, visited := scanRoot(rd.dir, depth, firsts, seen, cacheDir)
 		for _, v := range visited {
 			seen[v] = true
 		}

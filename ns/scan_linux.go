@@ -23,6 +23,23 @@ import (
 // buffer, and only the entries the search needs are kept. A few
 // goroutines share the work; the result does not depend on the schedule.
 func scanTree(root string, depth int, firsts, skip map[string]bool) (map[string]*dirInfo, []string) {
+	return scanTreeCached(root, depth, firsts, skip, nil)
+}
+
+// scanRoot is scanTree through the scan cache in cacheDir ("": none; see
+// scanCache).
+func scanRoot(root string, depth int, firsts, skip map[string]bool, cacheDir string) (map[string]*dirInfo, []string) {
+	c := openScanCache(cacheDir, root, firsts)
+	tree, visited := scanTreeCached(root, depth, firsts, skip, c)
+	if c != nil {
+		c.save()
+	}
+	return tree, visited
+}
+
+// scanTreeCached is scanTree, reading each directory through c when it
+// is not nil.
+func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *scanCache) (map[string]*dirInfo, []string) {
 	tree := map[string]*dirInfo{}
 	if skip[root] {
 		return tree, nil
@@ -68,7 +85,12 @@ func scanTree(root string, depth int, firsts, skip map[string]bool) (map[string]
 				mu.Unlock()
 
 				kids, tried = kids[:0], tried[:0]
-				d := readDirInfo(j.fd, j.level < depth, firsts, buf)
+				var d *dirInfo
+				if c != nil {
+					d = c.read(j.fd, j.level < depth, firsts, buf)
+				} else {
+					d = readDirInfo(j.fd, j.level < depth, firsts, buf)
+				}
 				if d != nil {
 					for _, sub := range d.subs {
 						p := filepath.Join(j.path, sub)

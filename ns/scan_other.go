@@ -7,3 +7,8 @@ package ns
 func scanTree(root string, depth int, firsts, skip map[string]bool) (map[string]*dirInfo, []string) {
 	return scanReadDir(root, depth, firsts, skip)
 }
+
+// scanRoot is scanTree (the scan cache is Linux's).
+func scanRoot(root string, depth int, firsts, skip map[string]bool, cacheDir string) (map[string]*dirInfo, []string) {
+	return scanReadDir(root, depth, firsts, skip)
+}

@@ -64,8 +64,14 @@ type Input struct {
 	// may differ from HOME (or stand in for an unset one); credential
 	// locations under it are denied too.
 	PasswdHome string
-	Environ    []string
-	UID, GID   int
+	// ScanCache is a directory for the protected-name search's cache
+	// (see package ns), owned by the caller and writable by no one else;
+	// "" for none. It is denied writes in the sandbox, like Self: the
+	// command runs as the caller and must not forge what a later run
+	// trusts.
+	ScanCache string
+	Environ   []string
+	UID, GID  int
 }
 
 // Build merges defaults, settings files and flags into a validated Policy.
@@ -438,6 +444,12 @@ func Build(in Input) (*Policy, error) {
 		if self, err := filepath.EvalSymlinks(in.Self); err == nil {
 			p.Process.Self = self
 			p.Filesystem.DenyWrite = dedupe(append(p.Filesystem.DenyWrite, self))
+		}
+	}
+	if in.ScanCache != "" {
+		if dir, err := filepath.EvalSymlinks(in.ScanCache); err == nil {
+			p.Filesystem.ScanCache = dir
+			p.Filesystem.DenyWrite = dedupe(append(p.Filesystem.DenyWrite, dir))
 		}
 	}
 	if p.Filesystem.Disabled {

@@ -69,6 +69,9 @@ type Filesystem struct {
 	// SearchDepth is how many directory levels below each writable root
 	// are searched for existing protected names (mandatoryDenySearchDepth).
 	SearchDepth int `json:"mandatoryDenySearchDepth"`
+	// ScanCache is the directory of the protected-name search's cache
+	// (Input.ScanCache); it is always in DenyWrite.
+	ScanCache string `json:"scanCache,omitempty"`
 }
 
 // Network is the egress part of a Policy. The launcher enforces "no

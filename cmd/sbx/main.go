@@ -265,6 +265,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		}
 	}
 	in.Self, _ = os.Executable()
+	in.ScanCache = sandbox.ScanCacheDir(in.Home)
 	in.Environ = os.Environ()
 	in.UID, in.GID = os.Getuid(), os.Getgid()
 

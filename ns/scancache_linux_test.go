@@ -1,0 +1,205 @@
+//go:build linux
+
+package ns
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+var cacheFirsts = map[string]bool{".git": true, ".bashrc": true, ".vscode": true, ".idea": true, ".claude": true}
+
+// cachedScan is scanRoot, returning the cache's counters too.
+func cachedScan(t *testing.T, dir, root string, depth int) (map[string]*dirInfo, int, int) {
+	t.Helper()
+	c := openScanCache(dir, root, cacheFirsts)
+	if c == nil {
+		t.Fatalf("cache %s not trusted", dir)
+	}
+	tree, _ := scanTreeCached(root, depth, cacheFirsts, nil, c)
+	c.save()
+	return tree, c.hits, c.misses
+}
+
+func cacheTree(t *testing.T) (root, cache string) {
+	t.Helper()
+	base := t.TempDir()
+	root, cache = filepath.Join(base, "tree"), filepath.Join(base, "cache")
+	for _, d := range []string{"a/b/c/d", "a/x", "e/f", "e/.git/hooks", "g"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "a", ".bashrc"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return root, cache
+}
+
+func TestScanCacheFollowsChanges(t *testing.T) {
+	old := cacheMargin
+	cacheMargin = 0 // remember directories however new (the test waits out the clock tick instead)
+	defer func() { cacheMargin = old }()
+	root, cache := cacheTree(t)
+	tick := func() { time.Sleep(30 * time.Millisecond) } // past a coarse timestamp's granularity
+	tick()
+
+	check := func(step string, wantHits bool) {
+		t.Helper()
+		got, hits, misses := cachedScan(t, cache, root, 3)
+		want, _ := scanReadDir(root, 3, cacheFirsts, nil)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the cached scan differs from a plain read:\n got %v\nwant %v", step, got, want)
+		}
+		if wantHits && hits == 0 {
+			t.Fatalf("%s: nothing came from the cache (misses %d)", step, misses)
+		}
+		tick()
+	}
+	check("first scan", false)
+	_, hits, misses := cachedScan(t, cache, root, 3)
+	if misses != 0 || hits == 0 {
+		t.Fatalf("an unchanged tree: %d hits, %d misses; want every directory from the cache", hits, misses)
+	}
+	// Each change below must be seen although every other directory
+	// comes from the cache.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "a", "b", ".git", "hooks"), 0o755))
+	check("a .git made in a cached directory", true)
+	must(os.Remove(filepath.Join(root, "a", ".bashrc")))
+	must(os.Mkdir(filepath.Join(root, "a", ".bashrc"), 0o755))
+	check("a file replaced by a directory", true)
+	must(os.Rename(filepath.Join(root, "e", ".git"), filepath.Join(root, "g", ".git")))
+	check("a .git moved to another directory", true)
+	must(os.Symlink("/etc", filepath.Join(root, "a", "x", ".vscode")))
+	check("a symlink made", true)
+	// A deeper search needs the subdirectory lists a shallower one did
+	// not keep.
+	got, _, _ := cachedScan(t, cache, root, 1)
+	want, _ := scanReadDir(root, 1, cacheFirsts, nil)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("depth 1 after depth 3:\n got %v\nwant %v", got, want)
+	}
+	got, _, _ = cachedScan(t, cache, root, 3)
+	want, _ = scanReadDir(root, 3, cacheFirsts, nil)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("depth 3 after depth 1:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestScanCacheSkipsNewDirectories(t *testing.T) {
+	// With the real margin, directories changed just now are read and
+	// never remembered: a change later in the same clock tick could
+	// leave their ctime as it was.
+	root, cache := cacheTree(t)
+	cachedScan(t, cache, root, 3)
+	if _, hits, _ := cachedScan(t, cache, root, 3); hits != 0 {
+		t.Fatalf("%d directories changed within the margin came from the cache", hits)
+	}
+}
+
+func TestScanCacheTrust(t *testing.T) {
+	old := cacheMargin
+	cacheMargin = 0
+	defer func() { cacheMargin = old }()
+	root, cache := cacheTree(t)
+	time.Sleep(30 * time.Millisecond)
+	cachedScan(t, cache, root, 3)
+	files, _ := filepath.Glob(filepath.Join(cache, "scan-*"))
+	if len(files) != 1 {
+		t.Fatalf("cache files: %v", files)
+	}
+	file := files[0]
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("cache file mode: %v %v", st.Mode(), err)
+	}
+	hitsNow := func() int {
+		c := openScanCache(cache, root, cacheFirsts)
+		if c == nil {
+			return -1
+		}
+		_, _ = scanTreeCached(root, 3, cacheFirsts, nil, c)
+		return c.hits
+	}
+	if hitsNow() <= 0 {
+		t.Fatal("the cache is not used")
+	}
+	// A file others may write is not trusted.
+	if err := os.Chmod(file, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if h := hitsNow(); h != 0 {
+		t.Fatalf("a world-writable cache file was used (%d hits)", h)
+	}
+	os.Chmod(file, 0o600)
+	// Nor a symlink to a cache file.
+	b, _ := os.ReadFile(file)
+	other := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(other, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(file)
+	if err := os.Symlink(other, file); err != nil {
+		t.Fatal(err)
+	}
+	if h := hitsNow(); h != 0 {
+		t.Fatalf("a symlinked cache file was used (%d hits)", h)
+	}
+	os.Remove(file)
+	// Nor a directory others may write.
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(cache, 0o777)
+	if openScanCache(cache, root, cacheFirsts) != nil {
+		t.Fatal("a world-writable cache directory was used")
+	}
+	os.Chmod(cache, 0o700)
+	// Another name set, or another root, does not use these entries.
+	c := openScanCache(cache, root, map[string]bool{".git": true})
+	if c == nil || len(c.old) != 0 {
+		t.Fatal("entries made for another set of names were loaded")
+	}
+	// Every truncation of a valid file is refused, never a panic.
+	sig := openScanCache(cache, root, cacheFirsts).sig
+	if _, err := decodeCache(b, root, sig); err != nil {
+		t.Fatalf("the file itself: %v", err)
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := decodeCache(b[:n], root, sig); err == nil {
+			t.Fatalf("a file cut at %d of %d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := decodeCache(append(b, 0), root, sig); err == nil {
+		t.Fatal("a file with trailing bytes decoded")
+	}
+	if _, err := decodeCache(b, "/elsewhere", sig); err == nil {
+		t.Fatal("a file made for another root decoded")
+	}
+}
+
+func FuzzDecodeCache(f *testing.F) {
+	e := map[dirKey]cacheEntry{{1, 2}: {ctime: 3, deeper: true, info: &dirInfo{have: map[string]entryType{".git": typeDir}, subs: []string{"a", "b"}}}}
+	f.Add(encodeCache(e, "/r", 7))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeCache(b, "/r", 7)
+		if err == nil {
+			// What decodes encodes back to something that decodes the same.
+			m2, err := decodeCache(encodeCache(m, "/r", 7), "/r", 7)
+			if err != nil || !reflect.DeepEqual(m, m2) {
+				t.Fatalf("round trip: %v %v", err, m2)
+			}
+		}
+	})
+}
