@@ -75,6 +75,9 @@ func main() {
 	tools = append(tools,
 		&tool{name: "sbx, writable 100k-file tree", dir: tree, argv: []string{abs, "--allow-write", ".", "--", "/bin/true"}},
 		&tool{name: "sbx, 500 denyRead entries", dir: empty, argv: []string{abs, "--settings", settings, "--", "/bin/true"}},
+		// The proxy on (listeners in the sandbox, the supervisor's
+		// proxy started); /bin/true sends nothing.
+		&tool{name: "sbx --allow-domain (proxy on)", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--", "/bin/true"}},
 	)
 	for _, t := range tools { // warm up, and drop a peer that does not work here
 		if err := runOnce(t); err != nil {
