@@ -1,0 +1,118 @@
+//go:build linux && (amd64 || arm64)
+
+package rawexec
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// The runtime's fork hooks, the same ones syscall.forkAndExecInChild1
+// uses. The runtime pushes them into package syscall with //go:linkname,
+// which is what lets these bodyless declarations resolve
+// (go.dev/issue/67401).
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// report is what a failing child writes to the error pipe: a single
+// write of 16 bytes, atomic on a pipe.
+type report struct {
+	index  uint32 // index in the op list; len(ops) if the list ran out
+	errno  uint32 // 0 when a Want check failed
+	result uint64
+}
+
+const childFailStatus = 127
+
+// forkExec clones a child that runs ops and returns, in the parent, the
+// child's pid. Like syscall.forkAndExecInChild1 it must not grow the
+// stack between runtimeBeforeFork and runtimeAfterFork: everything it
+// calls there is nosplit. The caller holds syscall.ForkLock and the OS
+// thread.
+//
+//go:norace
+func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32) (pid uintptr, errno syscall.Errno) {
+	runtimeBeforeFork()
+	// clone's 3rd argument is the parent_tid pointer on both amd64 and
+	// arm64 (they differ in the order of the 4th and 5th, passed as 0);
+	// with CLONE_PIDFD the kernel stores the pidfd there.
+	pid, _, errno = syscall.RawSyscall6(syscall.SYS_CLONE, flags|uintptr(syscall.SIGCHLD), 0,
+		uintptr(unsafe.Pointer(pidfd)), 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		runtimeAfterFork()
+		return pid, errno
+	}
+	runChild(ops, errFD) // never returns
+	return 0, 0
+}
+
+// runChild interprets ops in the child. It runs without a working Go
+// runtime (see the package documentation): nosplit, no allocation, no
+// bounds checks that can fail (loop bounds and masked indexes), raw
+// system calls only. It ends in the ops' execve or in exit_group.
+//
+//go:nosplit
+//go:norace
+func runChild(ops []op, errFD uintptr) {
+	var (
+		slots [numSlots]uintptr
+		a     [6]uintptr
+		rep   report
+		o     *op
+		r1    uintptr
+		e     syscall.Errno
+		i, j  uint // unsigned: i < len(ops) then proves ops[i] in bounds
+	)
+
+	// Restore the signal mask and reset handlers: BeforeFork blocked
+	// every signal, and a blocked mask survives execve.
+	runtimeAfterForkInChild()
+
+	for i = 0; i < uint(len(ops)); i++ {
+		o = &ops[i]
+		if o.flags&flagStore != 0 {
+			*(*int32)(o.dst) = int32(slots[o.args[0]&slotMask])
+			continue
+		}
+		a = o.args
+		for j = 0; j < 6; j++ {
+			if o.ref&(1<<j) != 0 {
+				a[j] = slots[a[j]&slotMask]
+			}
+		}
+		r1, _, e = syscall.RawSyscall6(o.nr, a[0], a[1], a[2], a[3], a[4], a[5])
+		if e != 0 {
+			if o.flags&flagIgnoreAll == 0 && uint16(e) != o.ignore[0] &&
+				uint16(e) != o.ignore[1] && uint16(e) != o.ignore[2] {
+				goto fail
+			}
+			r1 = ^uintptr(0)
+			i += uint(o.skipIg)
+		} else if o.flags&flagWant != 0 && r1 != o.want {
+			goto fail
+		} else {
+			i += uint(o.skipOK)
+		}
+		if o.save != 0 {
+			slots[(o.save-1)&slotMask] = r1
+		}
+	}
+	// The list ends in execve, so running out of ops means it was built
+	// wrongly; report index len(ops).
+	e = 0
+fail:
+	rep.index = uint32(i)
+	rep.errno = uint32(e)
+	rep.result = uint64(r1)
+	syscall.RawSyscall6(syscall.SYS_WRITE, errFD, uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep), 0, 0, 0)
+	for {
+		syscall.RawSyscall6(syscall.SYS_EXIT_GROUP, childFailStatus, 0, 0, 0, 0, 0)
+	}
+}

@@ -1,0 +1,140 @@
+// Package rawexec starts a process in new namespaces that runs a
+// pre-compiled program of system calls and then execve, without a second
+// Go runtime (sbx issue 15).
+//
+// # What it owns
+//
+// Today sbx's supervisor starts the sandbox's PID 1 by re-exec'ing its own
+// binary, which then boots a fresh Go runtime only to make a few dozen
+// system calls (mounts, id maps, capability drops, Landlock, seccomp)
+// before exec'ing the user's command. rawexec removes that second runtime:
+// the supervisor compiles the whole setup into a flat, pre-allocated
+// [Program] of system calls, and [Start] clones a child that interprets it
+// and ends in execve, the way Go's own syscall.forkAndExecInChild1 runs
+// its fixed list of steps. The sandbox's first process therefore never
+// executes sbx: it is a copy-on-write snapshot of the supervisor with one
+// thread, and its first exec is the user's command.
+//
+// Start owns, in order:
+//
+//   - the clone (plain clone with SIGCHLD and the caller's CLONE_NEW*
+//     flags, optionally CLONE_PIDFD; no CLONE_VM or CLONE_VFORK, so no
+//     assembly is needed and the parent may write the child's id maps
+//     while the child waits);
+//   - the user-namespace id maps, either written by the child itself
+//     (a single-id map after "deny" to setgroups, what an unprivileged
+//     caller can do) or written by the parent into /proc/PID/*_map while
+//     the child blocks on a sync pipe (needed for root's full map);
+//   - the caller's Program;
+//   - the descriptor layout (Attr.Files becomes the child's 0, 1, 2, 3...,
+//     done with dup3 as Go does, then every other descriptor is marked
+//     close-on-exec with close_range);
+//   - execve, and the report: the child writes {op index, errno, result}
+//     to a close-on-exec pipe if an op fails, so the parent learns either
+//     "exec'd" (EOF) or exactly which op failed, and reaps a failed child.
+//
+// It does not own policy: which mounts, which capabilities, which
+// filters. Those are ops the caller appends.
+//
+// # Rules for the child code
+//
+// Between the clone and execve the child runs on a copy of the parent's
+// address space in which only the cloning thread exists. The Go runtime's
+// other threads (GC workers, sysmon, the scheduler) are gone, its locks
+// may be held by threads that no longer exist, and the stack guard is
+// poisoned by runtime_BeforeFork. The interpreter therefore follows the
+// same rules as syscall.forkAndExecInChild1:
+//
+//   - every function reachable in the child is //go:nosplit (no stack
+//     growth; the linker checks the whole chain against the nosplit limit
+//     of about 800 bytes, so the interpreter's frame stays small: 16 slots
+//     fit, 128 did not) and //go:norace;
+//   - no allocation, no maps, no interfaces, no defer, no panics: indexes
+//     are masked or loop-bounded so the compiler elides bounds checks, and
+//     errors become a report on the pipe followed by exit_group(127);
+//   - no write barriers and no writes of heap pointers: the child only
+//     writes integers (its slots on its own stack, and int32 stores into
+//     parent-allocated, pointer-free buffers);
+//   - system calls only through syscall.RawSyscall6 (never Syscall, which
+//     calls into the scheduler);
+//   - runtime_AfterForkInChild runs first, restoring the signal mask and
+//     resetting handlers, because both survive execve.
+//
+// Everything that needs Go (formatting the id maps, NUL-terminating
+// strings, building argv and envp, choosing the descriptor shuffles,
+// sizing buffers) happens in the parent while the Program is built; all
+// buffers are allocated before the clone and kept alive until the child
+// has exec'd or failed.
+//
+// # Programs
+//
+// An op is one system call: a number (always taken from
+// golang.org/x/sys/unix, never hard-coded, since amd64 and arm64 differ),
+// six arguments and a few flags. An argument is an immediate ([Imm],
+// [Int]), a pointer to a parent-owned buffer ([Bytes], [Ptr]), a
+// NUL-terminated string ([String]) or a [Slot]: one of a small number of
+// registers that an earlier op saved its result into (typically a file
+// descriptor opened in the child). [Program.StoreAt] copies a slot into a
+// buffer, so descriptors obtained in the child can be placed into
+// structures such as landlock_path_beneath_attr or an SCM_RIGHTS control
+// message. Every op carries a short label used in error messages.
+//
+// Building a Program (error checks elided):
+//
+//	var p rawexec.Program
+//	p.Syscall("make mounts private", unix.SYS_MOUNT,
+//		rawexec.Imm(0), rawexec.String("/"), rawexec.Imm(0),
+//		rawexec.Imm(unix.MS_REC|unix.MS_PRIVATE), rawexec.Imm(0))
+//	p.Syscall("mount tmpfs on /tmp", unix.SYS_MOUNT,
+//		rawexec.String("tmpfs"), rawexec.String("/tmp"), rawexec.String("tmpfs"),
+//		rawexec.Imm(unix.MS_NOSUID|unix.MS_NODEV), rawexec.String("mode=1777"))
+//	ruleset := p.Syscall("landlock ruleset", unix.SYS_LANDLOCK_CREATE_RULESET,
+//		rawexec.Ptr(rulesetAttr), rawexec.Imm(unsafe.Sizeof(*rulesetAttr)), rawexec.Imm(0)).Save()
+//	dir := p.Syscall("open /work", unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD),
+//		rawexec.String("/work"), rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).Save()
+//	rule := &unix.LandlockPathBeneathAttr{Allowed_access: access}
+//	p.Store("rule: /work fd", &rule.Parent_fd, dir) // the fd exists only in the child
+//	p.Syscall("landlock add /work", unix.SYS_LANDLOCK_ADD_RULE, ruleset,
+//		rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(rule), rawexec.Imm(0))
+//	p.Syscall("close /work", unix.SYS_CLOSE, dir)
+//	p.Syscall("no_new_privs", unix.SYS_PRCTL,
+//		rawexec.Imm(unix.PR_SET_NO_NEW_PRIVS), rawexec.Imm(1))
+//	p.Syscall("landlock restrict", unix.SYS_LANDLOCK_RESTRICT_SELF, ruleset, rawexec.Imm(0))
+//	p.Syscall("seccomp", unix.SYS_SECCOMP,
+//		rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(&fprog))
+//	if err := p.Err(); err != nil { ... }
+//
+//	proc, err := rawexec.Start(&p, &rawexec.Attr{
+//		Path:       "/bin/sh",
+//		Args:       []string{"sh", "-c", "exec make"},
+//		Env:        env,
+//		Files:      []int{0, 1, 2},
+//		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+//		IDMap:      rawexec.SelfMap,
+//	})
+//	// err is an *OpError naming the failing op, or nil once the child
+//	// has exec'd; then proc.Wait().
+//
+// There are no branches, but [Call.SkipIfOK] and [Call.SkipIfIgnored]
+// skip a fixed number of following ops, enough for a fallback such as
+// "seccomp with a listener, or on EBUSY without".
+//
+// # Notes for callers
+//
+//   - The Program runs before the descriptor layout, so its ops may name
+//     parent descriptors by number. A seccomp filter or Landlock domain it
+//     installs must still allow what follows: close, dup3, fcntl,
+//     close_range, execve, and (for the error report) write and
+//     exit_group.
+//   - The child is a copy of the parent: anything the Program needs must
+//     be computed before Start, and no op may rely on Go state changing
+//     after it (stores write the child's copy, not the parent's buffer).
+//   - A pre-exec failure exits with status 127 after the report; Start
+//     reaps that child, so a failed Start never leaves a zombie.
+//   - PR_SET_PDEATHSIG, setsid and chdir are ordinary ops. Note that the
+//     death signal follows the parent thread that cloned, which Start
+//     locks only around the clone.
+//
+// The package builds on linux/amd64 and linux/arm64; elsewhere it holds
+// only this documentation.
+package rawexec

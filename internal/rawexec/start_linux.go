@@ -1,0 +1,456 @@
+//go:build linux && (amd64 || arm64)
+
+package rawexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// IDMapMode says who writes the id maps of a new user namespace.
+type IDMapMode int
+
+const (
+	// NoIDMap writes no map (no CLONE_NEWUSER, or the Program does it).
+	NoIDMap IDMapMode = iota
+	// SelfMap: the child writes "deny" to /proc/self/setgroups and then
+	// its own uid_map and gid_map, before the Program runs. The kernel
+	// allows an unprivileged process only a single-id map of its own
+	// uid/gid; the default maps the caller's uid and gid to themselves.
+	SelfMap
+	// ParentMap: the child waits on a pipe while the parent writes
+	// /proc/PID/uid_map, setgroups and gid_map, then runs the Program.
+	// Needed for maps the child cannot write itself, such as root's full
+	// map, which is the default (0 0 4294967295).
+	ParentMap
+)
+
+// allowedCloneFlags are the flags Attr.Cloneflags may hold; Start adds
+// SIGCHLD and, with Attr.PidFD, CLONE_PIDFD.
+const allowedCloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// Attr describes the child Start creates.
+type Attr struct {
+	// Path is the program to execve (not looked up in PATH), with
+	// Args (argv, including argv[0]) and Env.
+	Path string
+	Args []string
+	Env  []string
+
+	// Files is the child's descriptor layout, as in syscall.ProcAttr:
+	// parent descriptor Files[i] becomes the child's i, -1 leaves i
+	// closed. It is applied after the Program (whose ops may still use
+	// the parent's descriptor numbers) and just before execve; every
+	// descriptor from len(Files) up is then marked close-on-exec, even
+	// one the parent leaked without O_CLOEXEC.
+	Files []int
+
+	// Cloneflags are CLONE_NEW* flags (user, mount, pid, net, ipc, uts,
+	// cgroup).
+	Cloneflags uintptr
+
+	// IDMap, UIDMap, GIDMap and SetgroupsAllow set up the new user
+	// namespace's id maps; nil maps get the mode's default.
+	// SetgroupsAllow applies to ParentMap only (SelfMap must deny).
+	IDMap          IDMapMode
+	UIDMap, GIDMap []syscall.SysProcIDMap
+	SetgroupsAllow bool
+
+	// PidFD asks for a pidfd of the child (CLONE_PIDFD).
+	PidFD bool
+}
+
+// OpError reports the op that failed in the child. The child exited
+// without exec'ing and has been reaped.
+type OpError struct {
+	Index  int        // index in the Program, or -1 for an op Start added
+	Label  string     // the op's label
+	Nr     uintptr    // system call number
+	Errno  unix.Errno // 0 if the op succeeded with a result other than Want
+	Result uintptr    // the op's result (for a Want failure)
+	Want   uintptr
+}
+
+func (e *OpError) Error() string {
+	where := "setup op"
+	if e.Index >= 0 {
+		where = "op " + strconv.Itoa(e.Index)
+	}
+	if e.Errno == 0 {
+		return fmt.Sprintf("rawexec: %s (%s): result %d, want %d", where, e.Label, int(e.Result), int(e.Want))
+	}
+	return fmt.Sprintf("rawexec: %s (%s): %v", where, e.Label, e.Errno)
+}
+
+// Unwrap returns the errno, or ErrResult.
+func (e *OpError) Unwrap() error {
+	if e.Errno == 0 {
+		return ErrResult
+	}
+	return e.Errno
+}
+
+// Process is a child started by Start that has exec'd.
+type Process struct {
+	Pid   int
+	pidfd int
+}
+
+// PidFD returns the child's pidfd (close-on-exec, owned by the Process
+// until Release), or -1 if Attr.PidFD was not set.
+func (p *Process) PidFD() int { return p.pidfd }
+
+// Wait waits for the child to exit and reaps it.
+func (p *Process) Wait() (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(p.Pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			return ws, err
+		}
+	}
+}
+
+// Signal sends sig to the child, through the pidfd if there is one (so
+// it cannot hit a reused pid).
+func (p *Process) Signal(sig unix.Signal) error {
+	if p.pidfd >= 0 {
+		return unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
+	}
+	return unix.Kill(p.Pid, sig)
+}
+
+// Release closes the pidfd, if any.
+func (p *Process) Release() error {
+	if p.pidfd < 0 {
+		return nil
+	}
+	err := unix.Close(p.pidfd)
+	p.pidfd = -1
+	return err
+}
+
+// launch is the op list Start runs: its own ops around the Program's.
+type launch struct {
+	ops    []op
+	labels []string
+	index  []int // index in the caller's Program, -1 for Start's ops
+	keep   []any
+}
+
+func (l *launch) append(p *Program, fromCaller bool) {
+	for i := range p.ops {
+		l.ops = append(l.ops, p.ops[i])
+		l.labels = append(l.labels, p.labels[i])
+		if fromCaller {
+			l.index = append(l.index, i)
+		} else {
+			l.index = append(l.index, -1)
+		}
+	}
+	l.keep = append(l.keep, p.keep...)
+}
+
+// Start clones a child in the namespaces of attr.Cloneflags that runs, in
+// order: the id-map setup, prog, the descriptor layout of attr.Files, and
+// execve of attr.Path. It returns once the child has exec'd, or, if an op
+// failed, an *OpError naming it after reaping the child.
+func Start(prog *Program, attr *Attr) (*Process, error) {
+	if prog == nil {
+		prog = &Program{}
+	}
+	if err := prog.Err(); err != nil {
+		return nil, err
+	}
+	if attr == nil || attr.Path == "" {
+		return nil, errors.New("rawexec: no Path to exec")
+	}
+	if attr.Cloneflags&^allowedCloneFlags != 0 {
+		return nil, fmt.Errorf("rawexec: unsupported clone flags %#x", attr.Cloneflags&^allowedCloneFlags)
+	}
+	if attr.IDMap != NoIDMap && attr.Cloneflags&unix.CLONE_NEWUSER == 0 {
+		return nil, errors.New("rawexec: id maps need CLONE_NEWUSER")
+	}
+	for i, fd := range attr.Files {
+		if fd < -1 {
+			return nil, fmt.Errorf("rawexec: Files[%d] = %d", i, fd)
+		}
+	}
+	for i := range prog.ops {
+		if n := max(prog.ops[i].skipOK, prog.ops[i].skipIg); i+1+int(n) > len(prog.ops) {
+			return nil, fmt.Errorf("rawexec: op %d (%s) skips %d ops, past the end of the program", i, prog.labels[i], n)
+		}
+	}
+	// Everything the child touches is allocated now.
+	argv, err := syscall.SlicePtrFromStrings(attr.Args)
+	if err != nil {
+		return nil, fmt.Errorf("rawexec: argv: %w", err)
+	}
+	envv, err := syscall.SlicePtrFromStrings(attr.Env)
+	if err != nil {
+		return nil, fmt.Errorf("rawexec: env: %w", err)
+	}
+
+	var errp, syncp [2]int
+	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("rawexec: pipe: %w", err)
+	}
+	defer unix.Close(errp[0])
+	errW := errp[1]
+	defer func() {
+		if errW >= 0 {
+			unix.Close(errW)
+		}
+	}()
+	parentMap := attr.IDMap == ParentMap
+	if parentMap {
+		if err := unix.Pipe2(syncp[:], unix.O_CLOEXEC); err != nil {
+			return nil, fmt.Errorf("rawexec: pipe: %w", err)
+		}
+		defer func() {
+			for _, fd := range syncp {
+				if fd >= 0 {
+					unix.Close(fd)
+				}
+			}
+		}()
+	}
+
+	// The descriptor layout's first free number, above every descriptor
+	// it reads, as in syscall.forkAndExecInChild1. The error pipe must
+	// survive the shuffle, so it moves above it.
+	nextfd := len(attr.Files)
+	for _, fd := range attr.Files {
+		nextfd = max(nextfd, fd)
+	}
+	nextfd++
+	if errW < nextfd {
+		nfd, err := unix.FcntlInt(uintptr(errW), unix.F_DUPFD_CLOEXEC, nextfd)
+		if err != nil {
+			return nil, fmt.Errorf("rawexec: moving the error pipe: %w", err)
+		}
+		unix.Close(errW)
+		errW = nfd
+	}
+	nextfd = max(nextfd, errW+1)
+
+	// Start's own ops.
+	var pre, post Program
+	if parentMap {
+		one := make([]byte, 1)
+		pre.Syscall("id map: close sync pipe writer", unix.SYS_CLOSE, Imm(syncp[1]))
+		pre.Syscall("id map: wait for the parent", unix.SYS_READ, Imm(syncp[0]), Bytes(one), Imm(1)).Want(1)
+	}
+	if attr.IDMap == SelfMap {
+		uidMap, gidMap := attr.UIDMap, attr.GIDMap
+		if uidMap == nil {
+			uidMap = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		}
+		if gidMap == nil {
+			gidMap = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		}
+		pre.WriteFile("id map: setgroups", "/proc/self/setgroups", []byte("deny"))
+		pre.WriteFile("id map: uid_map", "/proc/self/uid_map", formatIDMap(uidMap))
+		pre.WriteFile("id map: gid_map", "/proc/self/gid_map", formatIDMap(gidMap))
+	}
+	compileLayout(&post, attr.Files, nextfd)
+	post.Syscall("execve "+attr.Path, unix.SYS_EXECVE, String(attr.Path), Ptr(&argv[0]), Ptr(&envv[0]))
+	post.keep = append(post.keep, argv, envv)
+	if err := errors.Join(pre.Err(), post.Err()); err != nil {
+		return nil, err
+	}
+	var l launch
+	l.append(&pre, false)
+	l.append(prog, true)
+	l.append(&post, false)
+	if len(l.ops) > maxTotalOps {
+		return nil, fmt.Errorf("rawexec: %d ops, at most %d", len(l.ops), maxTotalOps)
+	}
+
+	flags := attr.Cloneflags
+	pidfd := int32(-1)
+	var pidfdp *int32
+	if attr.PidFD {
+		flags |= unix.CLONE_PIDFD
+		pidfdp = &pidfd
+	}
+
+	runtime.LockOSThread()
+	syscall.ForkLock.Lock()
+	pid0, errno := forkExec(l.ops, flags, uintptr(errW), pidfdp)
+	syscall.ForkLock.Unlock()
+	runtime.UnlockOSThread()
+	unix.Close(errW)
+	errW = -1
+	if errno != 0 {
+		runtime.KeepAlive(&l)
+		return nil, fmt.Errorf("rawexec: clone: %w", errno)
+	}
+	pid := int(pid0)
+	proc := &Process{Pid: pid, pidfd: int(pidfd)}
+
+	var mapErr error
+	if parentMap {
+		unix.Close(syncp[0])
+		syncp[0] = -1
+		mapErr = writeIDMaps(pid, attr)
+		if mapErr == nil {
+			_, mapErr = unix.Write(syncp[1], []byte{1})
+		}
+		// On an error the child reads EOF, reports and exits.
+		unix.Close(syncp[1])
+		syncp[1] = -1
+	}
+
+	var rep report
+	n, err := readFull(errp[0], unsafe.Slice((*byte)(unsafe.Pointer(&rep)), unsafe.Sizeof(rep)))
+	runtime.KeepAlive(&l)
+	if n == 0 && err == nil && mapErr == nil {
+		return proc, nil // EOF: the child exec'd
+	}
+
+	// The child failed (or the parent did): make sure it is gone, then
+	// reap it.
+	if n != int(unsafe.Sizeof(rep)) {
+		proc.Signal(unix.SIGKILL)
+	}
+	proc.Wait()
+	proc.Release()
+	switch {
+	case mapErr != nil:
+		return nil, fmt.Errorf("rawexec: writing the id maps: %w", mapErr)
+	case err != nil:
+		return nil, fmt.Errorf("rawexec: reading the child's report: %w", err)
+	case n != int(unsafe.Sizeof(rep)):
+		return nil, fmt.Errorf("rawexec: short report from the child (%d bytes)", n)
+	}
+	if int(rep.index) >= len(l.ops) {
+		return nil, errors.New("rawexec: the child ran out of ops without exec'ing")
+	}
+	i := int(rep.index)
+	return nil, &OpError{
+		Index:  l.index[i],
+		Label:  l.labels[i],
+		Nr:     l.ops[i].nr,
+		Errno:  unix.Errno(rep.errno),
+		Result: uintptr(rep.result),
+		Want:   l.ops[i].want,
+	}
+}
+
+// compileLayout appends the ops that turn parent descriptors files[i]
+// into the child's i, as syscall.forkAndExecInChild1 does: first move
+// every source that a lower target would overwrite above nextfd, then
+// dup3 each into place (clearing close-on-exec), then mark everything
+// from len(files) up close-on-exec.
+func compileLayout(p *Program, files []int, nextfd int) {
+	fd := append([]int(nil), files...)
+	for i := range fd {
+		if fd[i] >= 0 && fd[i] < i {
+			p.Syscall(fmt.Sprintf("fd layout: move %d out of the way", fd[i]), unix.SYS_DUP3,
+				Imm(fd[i]), Imm(nextfd), Imm(unix.O_CLOEXEC))
+			fd[i] = nextfd
+			nextfd++
+		}
+	}
+	for i := range fd {
+		switch {
+		case fd[i] == -1:
+			p.Syscall(fmt.Sprintf("fd layout: close %d", i), unix.SYS_CLOSE, Imm(i)).Ignore(unix.EBADF)
+		case fd[i] == i:
+			// dup3(i, i) fails; clear close-on-exec instead.
+			p.Syscall(fmt.Sprintf("fd layout: keep %d", i), unix.SYS_FCNTL, Imm(i), Imm(unix.F_SETFD), Imm(0))
+		default:
+			p.Syscall(fmt.Sprintf("fd layout: %d -> %d", fd[i], i), unix.SYS_DUP3, Imm(fd[i]), Imm(i), Imm(0))
+		}
+	}
+	// Kernels before 5.11 lack CLOSE_RANGE_CLOEXEC (EINVAL) or close_range
+	// (ENOSYS); there only descriptors opened with O_CLOEXEC are closed,
+	// which is Go's own guarantee.
+	p.Syscall("fd layout: close-on-exec the rest", unix.SYS_CLOSE_RANGE,
+		Imm(len(files)), Imm(^uint32(0)), Imm(unix.CLOSE_RANGE_CLOEXEC)).Ignore(unix.ENOSYS, unix.EINVAL)
+}
+
+func formatIDMap(m []syscall.SysProcIDMap) []byte {
+	var b strings.Builder
+	for _, e := range m {
+		fmt.Fprintf(&b, "%d %d %d\n", e.ContainerID, e.HostID, e.Size)
+	}
+	return []byte(b.String())
+}
+
+var fullIDMap = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+
+// writeIDMaps writes the child's maps for ParentMap, in the order the
+// kernel needs: uid_map, then setgroups (before gid_map), then gid_map.
+func writeIDMaps(pid int, attr *Attr) error {
+	uidMap, gidMap := attr.UIDMap, attr.GIDMap
+	if uidMap == nil {
+		uidMap = fullIDMap
+	}
+	if gidMap == nil {
+		gidMap = fullIDMap
+	}
+	setgroups := "deny"
+	if attr.SetgroupsAllow {
+		setgroups = "allow"
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{
+		{"uid_map", formatIDMap(uidMap)},
+		{"setgroups", []byte(setgroups)},
+		{"gid_map", formatIDMap(gidMap)},
+	} {
+		if err := writeExisting(dir+f.name, f.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeExisting(path string, data []byte) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	n, err := unix.Write(fd, data)
+	if err == nil && n != len(data) {
+		err = unix.EIO
+	}
+	if err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	return nil
+}
+
+// readFull reads until b is full or EOF.
+func readFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
