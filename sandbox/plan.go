@@ -1,13 +1,19 @@
 // Package sandbox owns one run of a sandboxed command on Linux: it turns a
 // Policy into a Plan (everything the kernel must enforce, computed once in
-// the supervisor), starts the sandbox's init in fresh namespaces with the
-// plan on an inherited pipe, and relays signals, the timeout and the exit
-// status. Init (PID 1 of the sandbox) builds the mount view, then confines
-// one OS thread of its own — Landlock, capabilities dropped, seccomp — and
-// forks the command from that thread, so the filters reach the command with
-// no extra exec in between. It reaps orphans, forwards signals, and when
-// the command ends (or the supervisor dies, which it sees as its lifeline
-// pipe closing) kills everything left and removes the stubs it created.
+// the supervisor), starts the sandbox's PID 1 in fresh namespaces, and
+// relays signals, the timeout and the exit status.
+//
+// The raw start (raw_linux.go) compiles the Plan into one program of
+// system calls that a clone of the supervisor runs without the Go runtime
+// (package internal/rawexec): PID 1 builds the mount view, forks the
+// command, which confines itself — Landlock, capabilities dropped, seccomp
+// — and execs; PID 1 then reaps orphans, forwards signals, and when the
+// command ends (or the supervisor dies, which it sees as its lifeline pipe
+// closing) kills everything left and removes the stubs. Plans the raw start
+// does not cover yet (published ports, discard overlays, the empty root,
+// --save-changes) start the Go init instead (InitMain: sbx re-exec'd with
+// the plan on an inherited pipe), which does the same from one confined OS
+// thread of its own and reads the overlays' upper layers at the end.
 //
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child

@@ -59,6 +59,18 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 	for _, n := range pl.credentialNotes {
 		fmt.Fprintln(stderr, "sbx: "+n)
 	}
+	if rawCandidate(pl) {
+		// The raw start needs the complete plan before the clone (there
+		// is no init start to overlap it with).
+		if err := pl.enforcement(p); err != nil {
+			return 125, err
+		}
+		code, err := runRaw(pl, stderr, col, ready)
+		if !errors.Is(err, errNotRaw) {
+			return code, err
+		}
+		return runFull(pl, stderr, col, nil, ready)
+	}
 	if pl.SaveChanges != "" {
 		if err := os.Mkdir(pl.SaveChanges, 0o700); err != nil {
 			return 125, fmt.Errorf("--save-changes: %w", err)

@@ -35,10 +35,10 @@ const childFailStatus = 127
 // child's pid. Like syscall.forkAndExecInChild1 it must not grow the
 // stack between runtimeBeforeFork and runtimeAfterFork: everything it
 // calls there is nosplit. The caller holds syscall.ForkLock and the OS
-// thread.
+// thread. rp is nil unless ops hold a Fork op.
 //
 //go:norace
-func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32) (pid uintptr, errno syscall.Errno) {
+func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32, rp *reaper) (pid uintptr, errno syscall.Errno) {
 	runtimeBeforeFork()
 	// clone's 3rd argument is the parent_tid pointer on both amd64 and
 	// arm64 (they differ in the order of the 4th and 5th, passed as 0);
@@ -49,36 +49,83 @@ func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32) (pid uintptr
 		runtimeAfterFork()
 		return pid, errno
 	}
-	runChild(ops, errFD) // never returns
+	runChild(ops, errFD, rp) // never returns
 	return 0, 0
 }
 
-// runChild interprets ops in the child. It runs without a working Go
-// runtime (see the package documentation): nosplit, no allocation, no
-// bounds checks that can fail (loop bounds and masked indexes), raw
-// system calls only. It ends in the ops' execve or in exit_group.
+// runChild runs ops in the child. It runs without a working Go runtime
+// (see the package documentation): nosplit, no allocation, no bounds
+// checks that can fail (loop bounds and masked indexes), raw system calls
+// only. It ends in the ops' execve or in exit_group; at a Fork op the
+// first process turns into the reaper (reaperRun, which never returns)
+// and the forked child goes on with the ops after it.
 //
 //go:nosplit
 //go:norace
-func runChild(ops []op, errFD uintptr) {
+func runChild(ops []op, errFD uintptr, rp *reaper) {
 	var (
 		slots [numSlots]uintptr
-		a     [6]uintptr
 		rep   report
-		o     *op
 		r1    uintptr
+		pid   uintptr
 		e     syscall.Errno
-		i, j  uint // unsigned: i < len(ops) then proves ops[i] in bounds
+		i     uint
 	)
 
 	// Restore the signal mask and reset handlers: BeforeFork blocked
 	// every signal, and a blocked mask survives execve.
 	runtimeAfterForkInChild()
 
-	for i = 0; i < uint(len(ops)); i++ {
+	i, r1, e = interp(ops, 0, &slots)
+	if i < uint(len(ops)) && ops[i].flags&flagFork != 0 && rp != nil {
+		pid, e = reaperFork(rp)
+		if e == 0 {
+			if pid != 0 {
+				reaperRun(rp, errFD, pid) // never returns
+			}
+			i, r1, e = interp(ops, i+1, &slots)
+		}
+	}
+	// interp returns at the failing op, at a Fork op (there is none left
+	// here), or past the end: the list ends in execve, so running out of
+	// ops means it was built wrongly, and the report says len(ops).
+	rep.index = uint32(i)
+	rep.errno = uint32(e)
+	rep.result = uint64(r1)
+	syscall.RawSyscall6(syscall.SYS_WRITE, errFD, uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep), 0, 0, 0)
+	for {
+		syscall.RawSyscall6(syscall.SYS_EXIT_GROUP, childFailStatus, 0, 0, 0, 0, 0)
+	}
+}
+
+// interp interprets ops from index i with the registers in slots. It
+// returns the index of the op it stopped at with that op's result and
+// errno: a failing op (errno 0 for a Want mismatch), a Fork op (result and
+// errno 0), or an index >= len(ops) when it ran out of ops. It follows
+// runChild's rules.
+//
+//go:nosplit
+//go:norace
+func interp(ops []op, i uint, slots *[numSlots]uintptr) (uint, uintptr, syscall.Errno) {
+	var (
+		a  [6]uintptr
+		o  *op
+		r1 uintptr
+		e  syscall.Errno
+		j  uint
+	)
+	// i is unsigned: i < len(ops) proves ops[i] in bounds.
+	for ; i < uint(len(ops)); i++ {
 		o = &ops[i]
-		if o.flags&flagStore != 0 {
-			*(*int32)(o.dst) = int32(slots[o.args[0]&slotMask])
+		if o.flags&(flagStore|flagCmp|flagFork) != 0 {
+			if o.flags&flagFork != 0 {
+				return i, 0, 0
+			}
+			if o.flags&flagStore != 0 {
+				*(*int32)(o.dst) = int32(slots[o.args[0]&slotMask])
+			} else if *(*uint64)(o.dst) != uint64(o.want) {
+				i += uint(o.skipOK)
+			}
 			continue
 		}
 		a = o.args
@@ -91,12 +138,12 @@ func runChild(ops []op, errFD uintptr) {
 		if e != 0 {
 			if o.flags&flagIgnoreAll == 0 && uint16(e) != o.ignore[0] &&
 				uint16(e) != o.ignore[1] && uint16(e) != o.ignore[2] {
-				goto fail
+				return i, r1, e
 			}
 			r1 = ^uintptr(0)
 			i += uint(o.skipIg)
 		} else if o.flags&flagWant != 0 && r1 != o.want {
-			goto fail
+			return i, r1, 0
 		} else {
 			i += uint(o.skipOK)
 		}
@@ -104,15 +151,5 @@ func runChild(ops []op, errFD uintptr) {
 			slots[(o.save-1)&slotMask] = r1
 		}
 	}
-	// The list ends in execve, so running out of ops means it was built
-	// wrongly; report index len(ops).
-	e = 0
-fail:
-	rep.index = uint32(i)
-	rep.errno = uint32(e)
-	rep.result = uint64(r1)
-	syscall.RawSyscall6(syscall.SYS_WRITE, errFD, uintptr(unsafe.Pointer(&rep)), unsafe.Sizeof(rep), 0, 0, 0)
-	for {
-		syscall.RawSyscall6(syscall.SYS_EXIT_GROUP, childFailStatus, 0, 0, 0, 0, 0)
-	}
+	return i, 0, 0
 }

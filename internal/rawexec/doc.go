@@ -117,7 +117,54 @@
 //
 // There are no branches, but [Call.SkipIfOK] and [Call.SkipIfIgnored]
 // skip a fixed number of following ops, enough for a fallback such as
-// "seccomp with a listener, or on EBUSY without".
+// "seccomp with a listener, or on EBUSY without", and
+// [Program.SkipIfNotEqual] skips them unless a uint64 in a buffer an
+// earlier op filled (a struct stat's inode, say) has a given value.
+//
+// # PID 1: Fork and Reaper
+//
+// The sandbox's first process is PID 1 of its pid namespace, and PID 1
+// has duties no user command performs: reaping orphans (or they stay
+// zombies), passing on the supervisor's signals (the kernel drops a
+// signal to PID 1 that has no handler), and taking everything down when
+// the supervisor goes away. [Program.Fork] and [Attr.Reaper] keep these
+// duties in the first process, still without exec'ing sbx: the ops before
+// Fork (and Start's id maps) run in the first process; at Fork it blocks
+// SIGCHLD and the [Reaper]'s Signals, opens a signalfd for them and clones
+// the command (plain SIGCHLD clone: same namespaces, PID 2), which
+// restores the signal mask, runs the ops after Fork, the descriptor
+// layout and execve, reporting a failure on the same error pipe. The
+// first process closes its copy of that pipe and every descriptor not in
+// Reaper.Keep, writes a [Record] RecordStarted to Reaper.Status, and
+// loops in ppoll on the signalfd and Reaper.Lifeline:
+//
+//   - SIGCHLD: wait4(-1, WNOHANG) until none is left; when the command is
+//     among them, end;
+//   - another signal: kill(-pid, sig), or kill(pid, sig) when the command
+//     leads no process group (add a setsid op after Fork to make it one);
+//   - the Lifeline readable, hung up or in error (the supervisor closed
+//     its end, died, or wrote to it): end.
+//
+// The end: kill(-1, SIGKILL) and wait4 until ECHILD, so that nothing of
+// the sandbox survives; write RecordExited with the command's raw wait
+// status; if Reaper.Ack is not -1, read one byte (or EOF) from it; run
+// Reaper.Exit (cleanup ops, e.g. unmount or unlink, where
+// [Program.SkipIfNotEqual] can check a struct stat field first); write
+// RecordDone; exit with status 0. The parent reads records with
+// [ReadRecord].
+//
+// Start returns once the command has exec'd. If an op after Fork fails
+// (or the layout or execve), Start returns both the first process and
+// the *OpError: the first process lives on and reports Exited with status
+// 127 and Done, and the caller waits for it as usual. A failure before
+// Fork, or of Fork itself, returns no Process, as without a Reaper.
+// Start requires CLONE_NEWPID with a Reaper (kill(-1) must stay inside
+// the sandbox; as a second guard a first process that finds itself not
+// PID 1 kills only the command's group and the command).
+//
+// The first process follows the same rules as the rest of the child code
+// (nosplit, no allocation, raw system calls); its state that would not
+// fit the nosplit frames lives in a pointer-free buffer Start allocates.
 //
 // # Notes for callers
 //

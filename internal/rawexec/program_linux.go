@@ -36,6 +36,8 @@ const (
 	flagWant      = 1 << iota // result must equal want
 	flagIgnoreAll             // any errno is ignored
 	flagStore                 // not a syscall: *(*int32)(dst) = slots[args[0]]
+	flagCmp                   // not a syscall: skip skipOK ops if *(*uint64)(dst) != want
+	flagFork                  // not a syscall: the Program's Fork point
 )
 
 // op is one step of the child's program. It is read, never written, by the
@@ -72,6 +74,7 @@ type Program struct {
 	labels []string
 	keep   []any // every buffer an op points into
 	nslots int
+	fork   int // index+1 of the Fork op, 0 if none
 	err    error
 }
 
@@ -361,4 +364,53 @@ func (p *Program) WriteFile(label, path string, data []byte) {
 		Imm(unix.O_WRONLY|unix.O_CLOEXEC)).SaveTo(scratch)
 	p.Syscall(label+": write", unix.SYS_WRITE, scratch, Bytes(data), Imm(len(data))).Want(uintptr(len(data)))
 	p.Syscall(label+": close", unix.SYS_CLOSE, scratch)
+}
+
+// Fork splits the program. Ops before it run in the first process (PID 1
+// of a new pid namespace). Fork clones a child (SIGCHLD only, no new
+// namespaces); the child runs the ops after Fork, then Start's descriptor
+// layout and execve(Attr.Path). The first process never runs the ops after
+// Fork: it becomes the reaper described by Attr.Reaper. At most one Fork;
+// Start refuses a Program with Fork but no Attr.Reaper, or a Reaper without
+// Fork. No skip may jump over the Fork op.
+//
+// If setting up the fork fails in the first process (blocking the
+// signals, signalfd4, clone), the error names the Fork op.
+func (p *Program) Fork(label string) {
+	if p.err != nil {
+		return
+	}
+	if p.fork != 0 {
+		p.fail(fmt.Errorf("rawexec: op %q: a second Fork (the first is op %d)", label, p.fork-1))
+		return
+	}
+	if c := p.add(label, op{flags: flagFork}); c.i >= 0 {
+		p.fork = c.i + 1
+	}
+}
+
+// SkipIfNotEqual compares the uint64 at buf[off:off+8] (native endian; off
+// 8-aligned; buf typically filled by an earlier op in the child, e.g. a
+// struct stat) with want, and skips the next n ops when they differ. It
+// makes no system call and cannot fail; n is at most 255 and, as for
+// [Call.SkipIfOK], the skip stays inside the Program.
+func (p *Program) SkipIfNotEqual(label string, buf []byte, off int, want uint64, n int) {
+	if p.err != nil {
+		return
+	}
+	if off < 0 || off+8 > len(buf) {
+		p.fail(fmt.Errorf("rawexec: op %q: offset %d outside a %d-byte buffer", label, off, len(buf)))
+		return
+	}
+	ptr := unsafe.Pointer(&buf[off])
+	if uintptr(ptr)%8 != 0 {
+		p.fail(fmt.Errorf("rawexec: op %q: offset %d is not 8-byte aligned", label, off))
+		return
+	}
+	if n < 0 || n > 255 {
+		p.fail(fmt.Errorf("rawexec: op %q: cannot skip %d ops", label, n))
+		return
+	}
+	p.keep = append(p.keep, buf)
+	p.add(label, op{flags: flagCmp, dst: ptr, want: uintptr(want), skipOK: uint8(n)})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,10 +68,15 @@ type Attr struct {
 
 	// PidFD asks for a pidfd of the child (CLONE_PIDFD).
 	PidFD bool
+
+	// Reaper makes the first process the sandbox's PID 1 at the
+	// Program's Fork op (see [Program.Fork]); it needs CLONE_NEWPID.
+	Reaper *Reaper
 }
 
 // OpError reports the op that failed in the child. The child exited
-// without exec'ing and has been reaped.
+// without exec'ing and has been reaped, except for an op after a Fork: see
+// [Start].
 type OpError struct {
 	Index  int        // index in the Program, or -1 for an op Start added
 	Label  string     // the op's label
@@ -99,7 +105,8 @@ func (e *OpError) Unwrap() error {
 	return e.Errno
 }
 
-// Process is a child started by Start that has exec'd.
+// Process is a child started by Start that has exec'd, or with a Reaper
+// the first process (the sandbox's PID 1).
 type Process struct {
 	Pid   int
 	pidfd int
@@ -145,6 +152,8 @@ type launch struct {
 	labels []string
 	index  []int // index in the caller's Program, -1 for Start's ops
 	keep   []any
+	fork   int // index in ops of the Fork op, -1 if none
+	rp     *reaper
 }
 
 func (l *launch) append(p *Program, fromCaller bool) {
@@ -164,6 +173,17 @@ func (l *launch) append(p *Program, fromCaller bool) {
 // order: the id-map setup, prog, the descriptor layout of attr.Files, and
 // execve of attr.Path. It returns once the child has exec'd, or, if an op
 // failed, an *OpError naming it after reaping the child.
+//
+// With attr.Reaper, the Process is the first process and the command is
+// its forked child: Start returns once the forked child has exec'd. A
+// failure before the Fork op (or of the Fork itself) is as above: the
+// first process is reaped and Start returns (nil, *OpError). A failure
+// after the Fork op (an op after it, the descriptor layout or execve)
+// happens in the forked child, which exits with status 127: the first
+// process lives on and reports it (Exited with status 127, then Done), so
+// Start returns BOTH the live *Process and the *OpError, and does not wait
+// for the first process: the caller reads the records, acks and calls
+// Wait as usual.
 func Start(prog *Program, attr *Attr) (*Process, error) {
 	if prog == nil {
 		prog = &Program{}
@@ -185,10 +205,11 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 			return nil, fmt.Errorf("rawexec: Files[%d] = %d", i, fd)
 		}
 	}
-	for i := range prog.ops {
-		if n := max(prog.ops[i].skipOK, prog.ops[i].skipIg); i+1+int(n) > len(prog.ops) {
-			return nil, fmt.Errorf("rawexec: op %d (%s) skips %d ops, past the end of the program", i, prog.labels[i], n)
-		}
+	if err := checkSkips(prog, ""); err != nil {
+		return nil, err
+	}
+	if err := checkReaper(prog, attr); err != nil {
+		return nil, err
 	}
 	// Everything the child touches is allocated now.
 	argv, err := syscall.SlicePtrFromStrings(attr.Args)
@@ -270,10 +291,20 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	}
 	var l launch
 	l.append(&pre, false)
+	l.fork = -1
+	if prog.fork != 0 {
+		l.fork = len(l.ops) + prog.fork - 1
+	}
 	l.append(prog, true)
 	l.append(&post, false)
 	if len(l.ops) > maxTotalOps {
 		return nil, fmt.Errorf("rawexec: %d ops, at most %d", len(l.ops), maxTotalOps)
+	}
+	if attr.Reaper != nil {
+		l.rp = compileReaper(attr.Reaper)
+		if attr.Reaper.Exit != nil {
+			l.keep = append(l.keep, attr.Reaper.Exit.keep...)
+		}
 	}
 
 	flags := attr.Cloneflags
@@ -286,7 +317,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 
 	runtime.LockOSThread()
 	syscall.ForkLock.Lock()
-	pid0, errno := forkExec(l.ops, flags, uintptr(errW), pidfdp)
+	pid0, errno := forkExec(l.ops, flags, uintptr(errW), pidfdp, l.rp)
 	syscall.ForkLock.Unlock()
 	runtime.UnlockOSThread()
 	unix.Close(errW)
@@ -317,6 +348,11 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	if n == 0 && err == nil && mapErr == nil {
 		return proc, nil // EOF: the child exec'd
 	}
+	if l.fork >= 0 && mapErr == nil && err == nil && n == int(unsafe.Sizeof(rep)) &&
+		int(rep.index) > l.fork && int(rep.index) < len(l.ops) {
+		// The forked child failed; the first process reports it.
+		return proc, l.opError(&rep)
+	}
 
 	// The child failed (or the parent did): make sure it is gone, then
 	// reap it.
@@ -336,8 +372,12 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	if int(rep.index) >= len(l.ops) {
 		return nil, errors.New("rawexec: the child ran out of ops without exec'ing")
 	}
+	return nil, l.opError(&rep)
+}
+
+func (l *launch) opError(rep *report) *OpError {
 	i := int(rep.index)
-	return nil, &OpError{
+	return &OpError{
 		Index:  l.index[i],
 		Label:  l.labels[i],
 		Nr:     l.ops[i].nr,
@@ -345,6 +385,92 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		Result: uintptr(rep.result),
 		Want:   l.ops[i].want,
 	}
+}
+
+// checkSkips checks that p's skips stay inside p and do not jump over its
+// Fork op.
+func checkSkips(p *Program, what string) error {
+	for i := range p.ops {
+		n := int(max(p.ops[i].skipOK, p.ops[i].skipIg))
+		if i+1+n > len(p.ops) {
+			return fmt.Errorf("rawexec: %sop %d (%s) skips %d ops, past the end of the program", what, i, p.labels[i], n)
+		}
+		if f := p.fork - 1; p.fork != 0 && i < f && i+n >= f {
+			return fmt.Errorf("rawexec: %sop %d (%s) skips %d ops, over the Fork (op %d)", what, i, p.labels[i], n, f)
+		}
+	}
+	return nil
+}
+
+// checkReaper checks Fork and Attr.Reaper.
+func checkReaper(prog *Program, attr *Attr) error {
+	r := attr.Reaper
+	switch {
+	case r == nil && prog.fork == 0:
+		return nil
+	case r == nil:
+		return errors.New("rawexec: the Program has a Fork but Attr.Reaper is nil")
+	case prog.fork == 0:
+		return errors.New("rawexec: Attr.Reaper needs a Fork in the Program")
+	case attr.Cloneflags&unix.CLONE_NEWPID == 0:
+		// kill(-1, SIGKILL) must stay inside the sandbox.
+		return errors.New("rawexec: Attr.Reaper needs CLONE_NEWPID")
+	}
+	keep := make(map[int]bool)
+	for _, fd := range r.Keep {
+		if fd < 0 || fd > 1<<30 {
+			return fmt.Errorf("rawexec: Reaper.Keep holds %d", fd)
+		}
+		keep[fd] = true
+	}
+	for _, f := range []struct {
+		name string
+		fd   int
+	}{{"Lifeline", r.Lifeline}, {"Status", r.Status}, {"Ack", r.Ack}} {
+		if f.fd < -1 || f.fd >= 0 && !keep[f.fd] {
+			return fmt.Errorf("rawexec: Reaper.%s (%d) is not in Reaper.Keep", f.name, f.fd)
+		}
+	}
+	for _, sig := range r.Signals {
+		if sig < 1 || sig > 64 || sig == unix.SIGKILL || sig == unix.SIGSTOP || sig == unix.SIGCHLD {
+			return fmt.Errorf("rawexec: Reaper.Signals: cannot forward %v", sig)
+		}
+	}
+	if e := r.Exit; e != nil {
+		if err := e.Err(); err != nil {
+			return err
+		}
+		if e.fork != 0 {
+			return errors.New("rawexec: Reaper.Exit has a Fork")
+		}
+		if err := checkSkips(e, "Reaper.Exit: "); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compileReaper builds what the first process reads (r is checked).
+func compileReaper(r *Reaper) *reaper {
+	rp := &reaper{
+		mask:     1 << (unix.SIGCHLD - 1),
+		lifeline: uintptr(r.Lifeline),
+		status:   uintptr(r.Status),
+		ack:      uintptr(r.Ack), // -1 is noFD
+		s:        new(reaperState),
+	}
+	for _, sig := range r.Signals {
+		rp.mask |= 1 << (sig - 1)
+	}
+	for _, fd := range r.Keep {
+		rp.keep = append(rp.keep, uint32(fd))
+	}
+	slices.Sort(rp.keep)
+	rp.keep = slices.Compact(rp.keep)
+	if r.Exit != nil {
+		rp.exit = slices.Clone(r.Exit.ops)
+	}
+	return rp
 }
 
 // compileLayout appends the ops that turn parent descriptors files[i]

@@ -1,0 +1,50 @@
+//go:build linux && (amd64 || arm64)
+
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The sandbox's first process runs no second Go runtime (issue 15): it is
+// a clone of the supervisor that never execs sbx (its command line is the
+// supervisor's, not init's), and it has one thread where a Go runtime has
+// several.
+func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
+	d := hostTempDir(t)
+	os.Chmod(d, 0o755)
+	for _, flags := range [][]string{nil, {"--allow-write", d}, {"--allow-domain", "localhost"}} {
+		r := sh(t, runOpts{dir: d}, `grep '^Threads:' /proc/1/status; tr '\0' ' ' < /proc/1/cmdline; echo; echo "me=$$"`, flags...)
+		if r.code != 0 {
+			t.Fatalf("%v: %s", flags, r)
+		}
+		if !strings.Contains(r.stdout, "Threads:\t1\n") || strings.Contains(r.stdout, "__sbx_init") || !strings.Contains(r.stdout, "me=2\n") {
+			t.Fatalf("%v: the sandbox's first process is not a one-thread clone of the supervisor: %s", flags, r)
+		}
+	}
+	// Control: a run that needs the Go init (a discard overlay) shows it.
+	r := sh(t, runOpts{dir: d}, `tr '\0' ' ' < /proc/1/cmdline`, "--discard-writes", d)
+	if r.code != 0 || !strings.Contains(r.stdout, "__sbx_init") {
+		t.Fatalf("control: %s", r)
+	}
+}
+
+// The first process is a copy of the supervisor: its memory holds what
+// the supervisor holds (the caller's whole environment, real credential
+// values). The command can read none of it, cannot use its descriptors
+// (the status pipe, where a forged record would fake an exit status),
+// and cannot stop or kill it.
+func TestFirstProcessIsOutOfReach(t *testing.T) {
+	env := append(hermeticEnv(), "CI_JOB_TOKEN=raw-start-secret-1f2e") // removed from the command's environment
+	r := sh(t, runOpts{env: env}, `
+cat /proc/1/environ /proc/1/mem /proc/1/maps 2>/dev/null
+for f in /proc/1/fd/*; do printf '\002\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' > "$f" 2>/dev/null && echo "wrote $f"; done
+kill -STOP 1 2>/dev/null; kill -KILL 1 2>/dev/null
+sleep 0.2
+echo alive; exit 3`)
+	if r.code != 3 || strings.Contains(r.stdout, "raw-start-secret") || strings.Contains(r.stdout, "wrote") || !strings.Contains(r.stdout, "alive") {
+		t.Fatalf("the first process was reachable: %s", r)
+	}
+}

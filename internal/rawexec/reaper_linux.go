@@ -1,0 +1,358 @@
+//go:build linux && (amd64 || arm64)
+
+package rawexec
+
+import (
+	"encoding/binary"
+	"io"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reaper turns the first process into the sandbox's PID 1 once the
+// Program reaches its Fork op: the first process forks the command, then
+// reaps every process of the pid namespace, forwards signals to the
+// command, reports to the supervisor and dies, killing everything, when
+// the command ends or the supervisor goes away. See the package
+// documentation ("PID 1").
+type Reaper struct {
+	// Lifeline is a descriptor of the first process: readable (EOF) or
+	// POLLHUP/POLLERR means the supervisor is gone or wants the sandbox
+	// stopped: SIGKILL every process (kill(-1, SIGKILL)), collect them,
+	// report Exited with the forked child's wait status. -1: none (only
+	// the command's end stops the sandbox).
+	Lifeline int
+	// Status receives fixed-size records (type Record below), each one write.
+	Status int
+	// Ack: after writing Exited, the first process reads (blocking) one
+	// byte or EOF from Ack, then runs Exit. -1: no wait.
+	Ack int
+	// Signals are forwarded to the forked child's process group
+	// (kill(-pid, sig), falling back to kill(pid, sig)) when the first
+	// process receives them (from the supervisor, which signals PID 1).
+	// SIGKILL, SIGSTOP and SIGCHLD are refused.
+	Signals []unix.Signal
+	// Keep are the descriptors the first process keeps once it has
+	// forked: everything else (0, 1, 2 included, so the command's output
+	// reaches EOF when the command's own copies close) is closed. Must
+	// include Lifeline, Status, Ack and any descriptor Exit uses.
+	Keep []int
+	// Exit runs after Exited (and Ack): e.g. unmount and unlink ops. Its
+	// ops' failures are handled like any Program's (Ignore / skips); an
+	// unignored failure ends Exit early (no report, the first process still
+	// writes Done). nil: none. Exit has its own slots (it cannot read the
+	// main Program's) and may not hold a Fork.
+	Exit *Program
+}
+
+// Record is what the first process writes to Reaper.Status.
+type Record struct {
+	Kind   uint32 // RecordStarted, RecordExited, RecordDone
+	Pid    int32  // Started: the forked child's pid (in the new pid namespace)
+	Status uint32 // Exited: the forked child's raw wait status (unix.WaitStatus)
+	_      uint32
+}
+
+// Record kinds, in the order the first process writes them.
+const (
+	RecordStarted = 1 // the command was forked (Pid)
+	RecordExited  = 2 // the command and every other process are gone (Status)
+	RecordDone    = 3 // Exit has run; the first process exits with status 0
+)
+
+const recordSize = int(unsafe.Sizeof(Record{}))
+
+// ReadRecord reads one Record from r (helper for the parent). It returns
+// io.EOF if r is at EOF before the record, io.ErrUnexpectedEOF inside one.
+func ReadRecord(r io.Reader) (Record, error) {
+	var b [recordSize]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return Record{}, err
+	}
+	return Record{
+		Kind:   binary.NativeEndian.Uint32(b[0:]),
+		Pid:    int32(binary.NativeEndian.Uint32(b[4:])),
+		Status: binary.NativeEndian.Uint32(b[8:]),
+	}, nil
+}
+
+// reaper is the compiled Reaper. The child only reads it, except s.
+type reaper struct {
+	mask     uint64 // kernel sigset: SIGCHLD and Signals
+	lifeline uintptr
+	status   uintptr
+	ack      uintptr  // ^0 for none
+	keep     []uint32 // sorted, distinct
+	exit     []op
+	s        *reaperState
+}
+
+// reaperState is the pointer-free memory the first process writes (its
+// copy of it): state that would not fit the nosplit frames.
+type reaperState struct {
+	oldmask uint64 // the mask before Fork, restored in the forked child
+	sigfd   uintptr
+	pid     uintptr // the forked child, in the new pid namespace
+	wstatus uint32  // its wait status, once known
+	ws      int32   // wait4's buffer
+	pfd     [2]unix.PollFd
+	info    unix.SignalfdSiginfo
+	rec     Record
+	buf     [8]byte
+	slots   [numSlots]uintptr // Exit's
+}
+
+const noFD = ^uintptr(0)
+
+// Everything below runs in the first process (or, until it restores its
+// mask, in the forked child) after the clone and follows runChild's rules:
+// nosplit, norace, no allocation, no failing bounds checks, raw system
+// calls only, integer writes into rp.s only.
+
+// reaperFork blocks SIGCHLD and the forwarded signals, opens a signalfd
+// for them and clones the command. It returns the child's pid in the first
+// process and 0 in the child, whose mask it has restored.
+//
+//go:nosplit
+//go:norace
+func reaperFork(rp *reaper) (uintptr, syscall.Errno) {
+	s := rp.s
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
+		uintptr(unsafe.Pointer(&rp.mask)), uintptr(unsafe.Pointer(&s.oldmask)), 8, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	fd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, noFD, uintptr(unsafe.Pointer(&rp.mask)), 8,
+		unix.SFD_CLOEXEC|unix.SFD_NONBLOCK, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	s.sigfd = fd
+	pid, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	if pid == 0 {
+		// The command starts with the mask the first process had:
+		// a blocked mask would survive execve.
+		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK,
+			uintptr(unsafe.Pointer(&s.oldmask)), 0, 8, 0, 0)
+		syscall.RawSyscall6(syscall.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		return 0, 0
+	}
+	s.pid = pid
+	return pid, 0
+}
+
+// reaperRun is the first process after the fork. It never returns.
+//
+//go:nosplit
+//go:norace
+func reaperRun(rp *reaper, errFD, pid uintptr) {
+	// Start sees EOF on the error pipe once the command has exec'd.
+	syscall.RawSyscall6(syscall.SYS_CLOSE, errFD, 0, 0, 0, 0, 0)
+	reaperCloseFDs(rp)
+	reaperWrite(rp, RecordStarted, uint32(pid), 0)
+	reaperLoop(rp)
+	reaperEnd(rp)
+}
+
+// reaperCloseFDs closes every descriptor but rp.keep and the signalfd.
+//
+//go:nosplit
+//go:norace
+func reaperCloseFDs(rp *reaper) {
+	var lo, k uintptr
+	var j uint
+	for j = 0; j < uint(len(rp.keep)); j++ {
+		k = uintptr(rp.keep[j])
+		if k > lo {
+			closeRangeBut(lo, k-1, rp.s.sigfd)
+		}
+		lo = k + 1
+	}
+	closeRangeBut(lo, uintptr(^uint32(0)), rp.s.sigfd)
+}
+
+// closeRangeBut closes the descriptors lo..hi except but.
+//
+//go:nosplit
+//go:norace
+func closeRangeBut(lo, hi, but uintptr) {
+	if but >= lo && but <= hi {
+		if but > lo {
+			closeRange(lo, but-1)
+		}
+		if but < hi {
+			closeRange(but+1, hi)
+		}
+		return
+	}
+	closeRange(lo, hi)
+}
+
+// closeRange closes lo..hi, one by one (up to 65535) on kernels without
+// close_range (before 5.9).
+//
+//go:nosplit
+//go:norace
+func closeRange(lo, hi uintptr) {
+	_, _, e := syscall.RawSyscall6(unix.SYS_CLOSE_RANGE, lo, hi, 0, 0, 0, 0)
+	if e == 0 {
+		return
+	}
+	for ; lo <= hi && lo < 1<<16; lo++ {
+		syscall.RawSyscall6(syscall.SYS_CLOSE, lo, 0, 0, 0, 0, 0)
+	}
+}
+
+// reaperWrite writes one Record to Status; errors are ignored (a
+// supervisor that stopped reading still gets its sandbox cleaned up).
+//
+//go:nosplit
+//go:norace
+func reaperWrite(rp *reaper, kind, pid, status uint32) {
+	s := rp.s
+	s.rec.Kind = kind
+	s.rec.Pid = int32(pid)
+	s.rec.Status = status
+	for {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_WRITE, rp.status,
+			uintptr(unsafe.Pointer(&s.rec)), unsafe.Sizeof(s.rec), 0, 0, 0)
+		if e != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// reaperLoop waits on the signalfd and the lifeline. It returns when the
+// forked child has exited (its status is in rp.s.wstatus) or the lifeline
+// fired.
+//
+//go:nosplit
+//go:norace
+func reaperLoop(rp *reaper) {
+	s := rp.s
+	for {
+		s.pfd[0] = unix.PollFd{Fd: int32(s.sigfd), Events: unix.POLLIN}
+		s.pfd[1] = unix.PollFd{Fd: int32(rp.lifeline), Events: unix.POLLIN}
+		_, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&s.pfd[0])), 2, 0, 0, 0, 0)
+		if e == syscall.EINTR || e == syscall.EAGAIN {
+			continue
+		}
+		if e != 0 || s.pfd[1].Revents != 0 {
+			// The supervisor is gone (or ppoll cannot work): stop.
+			return
+		}
+		if s.pfd[0].Revents == 0 {
+			continue
+		}
+		if s.pfd[0].Revents&unix.POLLIN == 0 {
+			return // the signalfd broke; do not spin
+		}
+		n, _, e := syscall.RawSyscall6(syscall.SYS_READ, s.sigfd,
+			uintptr(unsafe.Pointer(&s.info)), unsafe.Sizeof(s.info), 0, 0, 0)
+		if e != 0 || n != unsafe.Sizeof(s.info) {
+			continue // EAGAIN: someone else's wakeup
+		}
+		if s.info.Signo == uint32(syscall.SIGCHLD) {
+			if reaperReap(rp) {
+				return
+			}
+			continue
+		}
+		reaperForward(rp, uintptr(s.info.Signo))
+	}
+}
+
+// reaperReap collects every exited child without blocking; it reports
+// whether the forked child was among them.
+//
+//go:nosplit
+//go:norace
+func reaperReap(rp *reaper) bool {
+	s := rp.s
+	found := false
+	for {
+		r, _, e := syscall.RawSyscall6(syscall.SYS_WAIT4, noFD, uintptr(unsafe.Pointer(&s.ws)),
+			syscall.WNOHANG, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 || r == 0 {
+			return found
+		}
+		if r == s.pid {
+			s.wstatus = uint32(s.ws)
+			found = true
+		}
+	}
+}
+
+// reaperForward sends sig to the command's process group, or to the
+// command if it leads none.
+//
+//go:nosplit
+//go:norace
+func reaperForward(rp *reaper, sig uintptr) {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_KILL, -rp.s.pid, sig, 0, 0, 0, 0)
+	if e != 0 {
+		syscall.RawSyscall6(syscall.SYS_KILL, rp.s.pid, sig, 0, 0, 0, 0)
+	}
+}
+
+// reaperKillAll sends SIGKILL to every other process of the pid
+// namespace. kill(-1) is that only in its PID 1 (Start requires
+// CLONE_NEWPID); anywhere else it would reach every process the caller
+// may signal, so a first process that is not PID 1 kills only the
+// command's group and the command.
+//
+//go:nosplit
+//go:norace
+func reaperKillAll(rp *reaper) {
+	self, _, _ := syscall.RawSyscall6(syscall.SYS_GETPID, 0, 0, 0, 0, 0, 0)
+	if self == 1 {
+		syscall.RawSyscall6(syscall.SYS_KILL, noFD, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+		return
+	}
+	syscall.RawSyscall6(syscall.SYS_KILL, -rp.s.pid, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_KILL, rp.s.pid, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+}
+
+// reaperEnd kills and collects every process, reports Exited, waits for
+// the ack, runs Exit, reports Done and exits. It never returns.
+//
+//go:nosplit
+//go:norace
+func reaperEnd(rp *reaper) {
+	s := rp.s
+	for {
+		reaperKillAll(rp)
+		r, _, e := syscall.RawSyscall6(syscall.SYS_WAIT4, noFD, uintptr(unsafe.Pointer(&s.ws)), 0, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			break // ECHILD: everyone is gone
+		}
+		if r == s.pid {
+			s.wstatus = uint32(s.ws)
+		}
+	}
+	reaperWrite(rp, RecordExited, 0, s.wstatus)
+	if rp.ack != noFD {
+		for {
+			_, _, e := syscall.RawSyscall6(syscall.SYS_READ, rp.ack, uintptr(unsafe.Pointer(&s.buf[0])), 1, 0, 0, 0)
+			if e != syscall.EINTR {
+				break
+			}
+		}
+	}
+	interp(rp.exit, 0, &s.slots)
+	reaperWrite(rp, RecordDone, 0, 0)
+	for {
+		syscall.RawSyscall6(syscall.SYS_EXIT_GROUP, 0, 0, 0, 0, 0, 0)
+	}
+}

@@ -1,0 +1,432 @@
+//go:build linux && (amd64 || arm64)
+
+package ns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/sbx-sh/sbx/internal/rawexec"
+	"github.com/sbx-sh/sbx/policy"
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotRaw says a mount plan needs what the raw start cannot do yet
+// (discard overlays, the empty root): the caller uses the sandbox's Go
+// init instead.
+var ErrNotRaw = errors.New("ns: this mount view needs the Go init")
+
+// RawView is a mount view compiled into system calls for the sandbox's
+// first process (see package rawexec): BuildRoot's steps, decided in the
+// supervisor and run in the child without a Go runtime. The stubs it
+// needs are made on the host before the child starts; the child removes
+// them at exit (Exit), and Release drops the supervisor's hold on them.
+type RawView struct {
+	stubs []*stub
+	// tmpFD is a descriptor number reserved for the host's /tmp in the
+	// child (-1: none needed).
+	tmpFD int
+	// Keep are the descriptors the sandbox's first process must keep
+	// until its exit ops have run (the stubs' locks).
+	Keep []int
+}
+
+// Release drops the supervisor's descriptors on the stubs. Call it once
+// the sandbox's first process is gone.
+func (v *RawView) Release() {
+	if v == nil {
+		return
+	}
+	for _, s := range v.stubs {
+		s.release()
+	}
+	v.stubs = nil
+	if v.tmpFD >= 0 {
+		unix.Close(v.tmpFD)
+		v.tmpFD = -1
+	}
+}
+
+// RemoveStubs removes the stubs from the supervisor's side, for a run
+// whose sandbox never started (its first process would have).
+func (v *RawView) RemoveStubs() {
+	if v == nil {
+		return
+	}
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		s := v.stubs[i]
+		s.remove("", s.src)
+	}
+	v.stubs = nil
+}
+
+// CompileRaw appends to prog the system calls that build plan's view and
+// pivot into it (what BuildRoot does), and to exit those that remove its
+// stubs after every sandboxed process is gone. It returns ErrNotRaw for a
+// plan only the Go init can build. The existence checks BuildRoot makes
+// in the view are made here, on the host, which the view shows as it is
+// outside the tmpfs mounts this view makes itself (tracked as made).
+func CompileRaw(plan MountPlan, prog, exit *rawexec.Program) (*RawView, error) {
+	if plan.EmptyRoot {
+		return nil, ErrNotRaw
+	}
+	needTmp := false
+	for _, op := range plan.Ops {
+		if op.Kind == OpOverlay || op.InOverlay || op.Kind == OpLink {
+			return nil, ErrNotRaw
+		}
+		needTmp = needTmp || policy.Within(op.Path, "/tmp")
+	}
+	c := &rawCompiler{p: prog, made: map[string]bool{}, tmpFD: -1,
+		mounts: []rawMount{{"/", false}, {"/proc", true}, {"/dev", true}, {"/tmp", true}}}
+	v := &RawView{tmpFD: -1}
+	if needTmp {
+		// A number for the child's handle on the host's /tmp, which the
+		// staging tmpfs covers (hostPath): reserved here, so the ops can
+		// name it before it exists.
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("reserving a descriptor: %w", err)
+		}
+		v.tmpFD, c.tmpFD = fd, fd
+	}
+	if err := c.view(plan, v); err != nil {
+		v.RemoveStubs()
+		v.Release()
+		return nil, err
+	}
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		stubExitOps(exit, v.stubs[i])
+	}
+	if err := prog.Err(); err != nil {
+		v.RemoveStubs()
+		return nil, err
+	}
+	if err := exit.Err(); err != nil {
+		v.RemoveStubs()
+		return nil, err
+	}
+	return v, nil
+}
+
+type rawCompiler struct {
+	p *rawexec.Program
+	// made are the view's paths this view creates (in its own tmpfs
+	// mounts); mounts are the view's mounts so far, the latest last.
+	made   map[string]bool
+	mounts []rawMount
+	scr    rawexec.Slot
+	tmpFD  int
+}
+
+// hostPath is the function of that name: how the child reaches host path
+// p while the staging tmpfs covers /tmp.
+func (c *rawCompiler) hostPath(p string) string {
+	if c.tmpFD < 0 || !policy.Within(p, "/tmp") {
+		return p
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", c.tmpFD) + strings.TrimPrefix(p, "/tmp")
+}
+
+// rawMount is a mount of the view being built: a tmpfs of its own
+// (synth: nothing exists there but what is made) or a bind of the host's
+// same path.
+type rawMount struct {
+	path  string
+	synth bool
+}
+
+func str(s string) rawexec.Arg {
+	if s == "" {
+		return rawexec.Imm(0)
+	}
+	return rawexec.String(s)
+}
+
+func (c *rawCompiler) mount(label, src, target, fstype string, flags uintptr, data string) {
+	c.p.Syscall(label, unix.SYS_MOUNT, str(src), rawexec.String(target), str(fstype), rawexec.Imm(flags), str(data))
+}
+
+func (c *rawCompiler) setattr(label, path string, recursive bool, set uint64) {
+	attr := &unix.MountAttr{Attr_set: set}
+	flags := 0
+	if recursive {
+		flags = unix.AT_RECURSIVE
+	}
+	c.p.Syscall(label, unix.SYS_MOUNT_SETATTR, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
+		rawexec.Int(flags), rawexec.Ptr(attr), rawexec.Imm(unsafe.Sizeof(*attr)))
+}
+
+func (c *rawCompiler) mkdir(label, path string, mode uint32, ignoreExist bool) {
+	call := c.p.Syscall(label, unix.SYS_MKDIRAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path), rawexec.Imm(mode))
+	if ignoreExist {
+		call.Ignore(unix.EEXIST)
+	}
+}
+
+// create makes an empty file (os.WriteFile(path, nil, mode)).
+func (c *rawCompiler) create(label, path string, mode uint32) {
+	c.p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
+		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).SaveTo(c.scr)
+	c.p.Syscall(label, unix.SYS_CLOSE, c.scr)
+}
+
+// writeNew makes a file holding data.
+func (c *rawCompiler) writeNew(label, path string, data []byte, mode uint32) {
+	c.p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
+		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).SaveTo(c.scr)
+	if len(data) > 0 {
+		c.p.Syscall(label, unix.SYS_WRITE, c.scr, rawexec.Bytes(data), rawexec.Imm(len(data))).Want(uintptr(len(data)))
+	}
+	c.p.Syscall(label, unix.SYS_CLOSE, c.scr)
+}
+
+func (c *rawCompiler) symlink(label, to, at string) {
+	c.p.Syscall(label, unix.SYS_SYMLINKAT, rawexec.String(to), rawexec.Int(unix.AT_FDCWD), rawexec.String(at))
+}
+
+// exists says whether view path p exists in the view being built: made
+// here, or, outside the tmpfs mounts this view makes, on the host.
+func (c *rawCompiler) exists(p string) bool {
+	if c.made[p] {
+		return true
+	}
+	// The deepest (and, at equal depth, latest) mount holding p decides.
+	var m rawMount
+	for _, mt := range c.mounts {
+		if policy.Within(p, mt.path) && len(mt.path) >= len(m.path) {
+			m = mt
+		}
+	}
+	if m.synth {
+		return p == m.path
+	}
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
+	c.scr = c.p.NewSlot()
+	c.mount("making / private", "", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if c.tmpFD >= 0 {
+		c.p.Syscall("opening the host's /tmp", unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/tmp"),
+			rawexec.Imm(unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)).SaveTo(c.scr)
+		c.p.Syscall("opening the host's /tmp", unix.SYS_DUP3, c.scr, rawexec.Int(c.tmpFD), rawexec.Imm(unix.O_CLOEXEC))
+		c.p.Syscall("opening the host's /tmp", unix.SYS_CLOSE, c.scr)
+	}
+	c.mount("mounting the staging tmpfs on "+base, "tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k")
+	c.mkdir("staging", newRoot, 0o755, false)
+	c.create("staging", empty, 0)
+	hasContent := false
+	for _, op := range plan.Ops {
+		hasContent = hasContent || op.Kind == OpContent
+	}
+	if hasContent {
+		c.mkdir("staging", contentDir, 0o755, false)
+	}
+	c.setattr("staging", base, false, maskAttrs)
+	if hasContent {
+		c.mount("mounting the tmpfs for masked files", "tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m")
+		for i, op := range plan.Ops {
+			if op.Kind == OpContent {
+				c.writeNew("masked copy of "+op.Path, fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444)
+			}
+		}
+		c.setattr("staging", contentDir, false, maskAttrs)
+	}
+	c.mount("binding / into the new root", "/", newRoot, "", unix.MS_BIND|unix.MS_REC, "")
+	if !plan.HostFS {
+		c.setattr("making the root read-only", newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
+	}
+	c.mount("mounting a fresh /proc (is /proc partly hidden, as in some containers?)", "proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	c.dev(newRoot+"/dev", plan.Pty)
+	c.mount("mounting the private /tmp", "tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	var masks []string
+	for i, op := range plan.Ops {
+		if op.Kind == OpContent {
+			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
+		}
+		if err := c.apply(op, masks, v); err != nil {
+			return fmt.Errorf("mount view: %s %s (%s): %w", op.Kind, op.Path, op.Why, err)
+		}
+		switch {
+		case op.Kind == OpMask && op.Dir:
+			masks = append(masks, op.Path)
+			c.mounts = append(c.mounts, rawMount{op.Path, true})
+		case op.Kind == OpRW || op.Kind == OpPin || op.Kind == OpRO || op.Kind == OpStub:
+			c.mounts = append(c.mounts, rawMount{op.Path, false})
+		}
+	}
+	for _, m := range masks {
+		c.setattr("making mask "+m+" read-only", filepath.Clean(newRoot+m), false,
+			unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	}
+	c.p.Syscall("pivot: chdir "+newRoot, unix.SYS_CHDIR, rawexec.String(newRoot))
+	c.p.Syscall("pivot_root", unix.SYS_PIVOT_ROOT, rawexec.String("."), rawexec.String("."))
+	c.p.Syscall("detaching the old root", unix.SYS_UMOUNT2, rawexec.String("."), rawexec.Imm(unix.MNT_DETACH))
+	c.p.Syscall("pivot: chdir /", unix.SYS_CHDIR, rawexec.String("/"))
+	return nil
+}
+
+func (c *rawCompiler) dev(dev string, pty bool) {
+	c.mount("mounting /dev", "tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k")
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		c.create("/dev/"+n, dev+"/"+n, 0o666)
+		c.mount("binding /dev/"+n, "/dev/"+n, dev+"/"+n, "", unix.MS_BIND, "")
+	}
+	for _, l := range [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}} {
+		c.symlink("/dev/"+l[0], l[1], dev+"/"+l[0])
+	}
+	c.mkdir("/dev/shm", dev+"/shm", 0o1777, false)
+	c.mount("mounting /dev/shm", "tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	if pty {
+		c.mkdir("/dev/pts", dev+"/pts", 0o755, false)
+		c.mount("mounting a private devpts", "devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+		c.symlink("/dev/ptmx", "pts/ptmx", dev+"/ptmx")
+	}
+	c.setattr("mount_setattr "+dev, dev, false, unix.MOUNT_ATTR_RDONLY)
+}
+
+// apply is View.apply, compiled.
+func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
+	target := newRoot + op.Path
+	src := c.hostPath(op.Path)
+	label := fmt.Sprintf("mount view: %s %s (%s)", op.Kind, op.Path, op.Why)
+	if !op.Protected {
+		if err := c.ensureTarget(label, target, src, op, masks); err != nil {
+			return err
+		}
+	}
+	switch op.Kind {
+	case OpRW:
+		c.mount(label, src, target, "", unix.MS_BIND|unix.MS_REC, "")
+	case OpPin:
+		c.mount(label, target, target, "", unix.MS_BIND|unix.MS_REC, "")
+	case OpRO, OpStub:
+		if op.Protected {
+			return c.protect(label, op, src, target, v)
+		}
+		c.mount(label, src, target, "", unix.MS_BIND|unix.MS_REC, "")
+		c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
+	case OpDir:
+	case OpContent:
+		c.mount(label, op.Target, target, "", unix.MS_BIND, "")
+	case OpMask:
+		if op.Dir {
+			c.mount(label, "tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=64,mode=000")
+		} else {
+			c.mount(label, empty, target, "", unix.MS_BIND, "")
+		}
+	default:
+		return fmt.Errorf("unknown op kind %q", op.Kind)
+	}
+	return nil
+}
+
+// protect is View.protect with the stub made here, in the supervisor, on
+// the host; the child binds it read-only.
+func (c *rawCompiler) protect(label string, op Op, src, target string, v *RawView) error {
+	dir := op.Dir
+	var st unix.Stat_t
+	if unix.Lstat(op.Path, &st) == nil {
+		dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	s, err := createStub(op.Path, op.Path, dir)
+	if err != nil {
+		return err
+	}
+	if s.created || s.marked {
+		v.stubs = append(v.stubs, s)
+		v.Keep = append(v.Keep, s.fd)
+	} else {
+		s.release()
+	}
+	c.mount(label, src, target, "", unix.MS_BIND|unix.MS_REC, "")
+	c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+	return nil
+}
+
+// ensureTarget is the function of that name, compiled: the checks run
+// here against the view as it will be, the creations in the child.
+func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []string) error {
+	if c.exists(op.Path) {
+		return nil
+	}
+	st, err := os.Stat(op.Path) // the host's, as the supervisor sees it
+	if err != nil {
+		return err
+	}
+	mask := ""
+	for _, m := range masks {
+		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
+			mask = m
+		}
+	}
+	switch {
+	case mask != "":
+		mode := uint32(0o111)
+		for d := filepath.Clean(newRoot + mask); ; {
+			c.p.Syscall(label+": chmod "+d, unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(d), rawexec.Imm(mode), rawexec.Imm(0))
+			first, _, more := strings.Cut(strings.TrimPrefix(target, d+"/"), "/")
+			if !more {
+				break
+			}
+			d = filepath.Join(d, first)
+			c.mkdir(label+": mkdir "+d, d, mode, true)
+			c.made[strings.TrimPrefix(d, newRoot)] = true
+		}
+	case strings.HasPrefix(op.Path, "/tmp/"):
+		// MkdirAll of the parent, in the private /tmp.
+		var missing []string
+		for d := filepath.Dir(op.Path); d != "/tmp" && !c.exists(d); d = filepath.Dir(d) {
+			missing = append(missing, d)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			c.mkdir(label+": mkdir "+missing[i], newRoot+missing[i], 0o755, true)
+			c.made[missing[i]] = true
+		}
+	case strings.HasPrefix(op.Path, "/dev/") || strings.HasPrefix(op.Path, "/proc/"):
+		return fmt.Errorf("%s is not in the sandbox: it gets its own minimal /dev and /proc; name a directory elsewhere", op.Path)
+	default:
+		return fmt.Errorf("%s vanished since the plan was made", op.Path)
+	}
+	if st.IsDir() {
+		c.mkdir(label, target, 0o755, false)
+	} else {
+		c.create(label, target, 0o444)
+	}
+	c.made[op.Path] = true
+	return nil
+}
+
+// stubExitOps are stub.remove's steps for the sandbox's first process,
+// after pivot_root (the stub's path in the view is its host path): unmount
+// its read-only bind, take the lock exclusively (another run still holding
+// it keeps the stub), and remove it only if the path still names the
+// stub's inode (and, for a file, it is still empty).
+func stubExitOps(p *rawexec.Program, s *stub) {
+	st := make([]byte, unsafe.Sizeof(unix.Stat_t{}))
+	var zero unix.Stat_t
+	offDev, offIno, offSize := int(unsafe.Offsetof(zero.Dev)), int(unsafe.Offsetof(zero.Ino)), int(unsafe.Offsetof(zero.Size))
+	label := "removing stub " + s.path
+	rest := 4 // the ops after the lock: stat, dev, ino, remove
+	if !s.dir {
+		rest++ // and the size check
+	}
+	p.Syscall(label+": unmount", unix.SYS_UMOUNT2, rawexec.String(s.path), rawexec.Imm(unix.MNT_DETACH)).Ignore()
+	p.Syscall(label+": lock", unix.SYS_FLOCK, rawexec.Int(s.fd), rawexec.Imm(unix.LOCK_EX|unix.LOCK_NB)).Ignore().SkipIfIgnored(rest)
+	p.Syscall(label+": stat", unix.SYS_NEWFSTATAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Bytes(st),
+		rawexec.Imm(unix.AT_SYMLINK_NOFOLLOW)).Ignore().SkipIfIgnored(rest - 1)
+	p.SkipIfNotEqual(label+": same device", st, offDev, s.dev, rest-2)
+	p.SkipIfNotEqual(label+": same inode", st, offIno, s.ino, rest-3)
+	if s.dir {
+		p.Syscall(label+": rmdir", unix.SYS_UNLINKAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Imm(unix.AT_REMOVEDIR)).Ignore()
+	} else {
+		p.SkipIfNotEqual(label+": still empty", st, offSize, 0, 1)
+		p.Syscall(label+": unlink", unix.SYS_UNLINKAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Imm(0)).Ignore()
+	}
+}

@@ -1,0 +1,397 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/sbx-sh/sbx/internal/rawexec"
+	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/violations"
+	"golang.org/x/sys/unix"
+)
+
+// The raw start: the sandbox's first process is a clone of the
+// supervisor that runs the whole setup as a pre-built program of system
+// calls (package rawexec) and never starts a second Go runtime. It builds
+// the mount view, brings up the loopback, forks the command (which
+// confines itself — Landlock, capabilities, seccomp — and execs), and
+// stays as PID 1: it reaps, forwards signals, kills everything when the
+// command ends or the supervisor goes (lifeline), and removes the stubs.
+//
+// It covers every plan but those with published ports (init dials into
+// the sandbox for them), discard overlays, the empty root, writable places
+// under /tmp and --save-changes; those still start the Go init
+// (InitMain). The control socket works as with init: the first process
+// sends the proxy's listeners, the command its seccomp listener.
+
+// rawCandidate says whether the raw start may handle pl, judged from
+// what basePlan knows (the mount view and the seccomp configuration are
+// checked again by runRaw).
+func rawCandidate(pl *Plan) bool {
+	return len(pl.Net.Publish) == 0 && pl.SaveChanges == ""
+}
+
+// errNotRaw: the complete plan needs the Go init after all.
+var errNotRaw = errors.New("sandbox: not a raw start")
+
+// runRaw runs the complete plan pl with the raw start. It returns
+// errNotRaw, having changed nothing, when pl needs the Go init.
+func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	var prog, exit rawexec.Program
+	// A session of its own, as init had: a terminal's ^C reaches the
+	// supervisor only, which forwards it once.
+	prog.Syscall("init: setsid", unix.SYS_SETSID)
+	prog.Syscall("init: not dumpable", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_DUMPABLE), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
+	view, err := ns.CompileRaw(pl.Mounts, &prog, &exit)
+	if errors.Is(err, ns.ErrNotRaw) {
+		return 0, errNotRaw
+	}
+	if err != nil {
+		return failf(stderr, "%v", err), nil
+	}
+	// From here on the stubs exist on the host: every way out removes
+	// them (the first process does, or RemoveStubs when it never ran).
+	started := false
+	defer func() {
+		if !started {
+			view.RemoveStubs()
+		}
+		view.Release()
+	}()
+	if !pl.HostNet {
+		loopbackOps(&prog)
+	}
+	var ctlSup, ctlInit *os.File
+	var nw *ctlSide
+	if pl.Net.Control {
+		if ctlSup, ctlInit, err = controlPair(); err != nil {
+			return failf(stderr, "%v", err), nil
+		}
+		defer ctlSup.Close()
+		defer ctlInit.Close()
+		if pl.Net.Proxy {
+			listenerOps(&prog, int(ctlInit.Fd()), pl.Net.HTTPPort, pl.Net.SOCKSPort)
+		}
+	}
+	if t := pl.Net.TLS; t != nil {
+		dir := filepath.Dir(t.BundlePath)
+		prog.Syscall("writing the TLS trust bundle", unix.SYS_MKDIRAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o755)).Ignore(unix.EEXIST)
+		writeNewOps(&prog, "writing the TLS trust bundle", t.BundlePath, t.Bundle, 0o444)
+		prog.Syscall("writing the TLS trust bundle", unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o555), rawexec.Imm(0))
+	}
+	prog.Fork("starting the command")
+	prog.Syscall("setsid", unix.SYS_SETSID)
+	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
+		unix.SYS_CHDIR, rawexec.String(pl.Dir))
+	if err := pl.Landlock.CompileRaw(&prog); err != nil {
+		return failf(stderr, "%v", err), nil
+	}
+	dropCapsOps(&prog)
+	if len(pl.Filter) == 0 || len(pl.Filter)%8 != 0 {
+		return failf(stderr, "seccomp: program of %d bytes is not a BPF program", len(pl.Filter)), nil
+	}
+	fprog := &unix.SockFprog{Len: uint16(len(pl.Filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&pl.Filter[0]))}
+	if pl.Seccomp.Notify || pl.Seccomp.UnixConnect {
+		notifyOps(&prog, int(ctlInit.Fd()), fprog, pl.Seccomp.UnixConnect)
+	} else {
+		prog.Syscall("seccomp: loading filter", unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
+	}
+	if err := prog.Err(); err != nil {
+		return failf(stderr, "%v", err), nil
+	}
+	path, code, err := lookPath(pl.Argv[0], pl.Env, pl.Dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "sbx: %v\n", err)
+		return code, nil
+	}
+
+	if pl.Net.Control {
+		if nw, err = prepareControl(pl, col); err != nil {
+			return failf(stderr, "%v", err), nil
+		}
+		defer nw.close()
+		if pl.ControlFD > 0 && nw.proxy != nil {
+			go readControl(pl.ControlFD, nw.proxy, stderr)
+		}
+	}
+	closeExtraFDs()
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err), nil
+	}
+	defer lifeW.Close()
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err), nil
+	}
+	defer statR.Close()
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		return failf(stderr, "pipe: %v", err), nil
+	}
+	defer ackW.Close()
+	files := []int{0, 1, 2}
+	for _, k := range pl.KeepFDs {
+		for len(files) <= k {
+			files = append(files, -1)
+		}
+		files[k] = k
+	}
+	sigs := make([]unix.Signal, len(forwarded))
+	for i, s := range forwarded {
+		sigs[i] = s.(unix.Signal)
+	}
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	if !pl.HostNet {
+		flags |= unix.CLONE_NEWNET
+	}
+	attr := &rawexec.Attr{
+		Path:       path,
+		Args:       pl.Argv,
+		Env:        pl.Env,
+		Files:      files,
+		Cloneflags: flags,
+		IDMap:      rawexec.SelfMap,
+		PidFD:      true,
+		Reaper: &rawexec.Reaper{
+			Lifeline: int(lifeR.Fd()),
+			Status:   int(statW.Fd()),
+			Ack:      int(ackR.Fd()),
+			Signals:  sigs,
+			Keep:     append([]int{int(lifeR.Fd()), int(statW.Fd()), int(ackR.Fd())}, view.Keep...),
+			Exit:     &exit,
+		},
+	}
+	if pl.UID == 0 && os.Geteuid() == 0 {
+		// Root's full map (see idMap), written by the supervisor.
+		attr.IDMap = rawexec.ParentMap
+		attr.UIDMap, attr.GIDMap = idMap(pl.UID), idMap(pl.GID)
+	}
+	if ready != nil {
+		ready(pl)
+	}
+	sigc := make(chan os.Signal, 32)
+	notified := notifyAsync(sigc, forwarded...)
+	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
+
+	proc, startErr := rawexec.Start(&prog, attr)
+	lifeR.Close()
+	statW.Close()
+	ackR.Close()
+	if ctlInit != nil {
+		ctlInit.Close()
+	}
+	if proc == nil {
+		var oe *rawexec.OpError
+		if errors.As(startErr, &oe) {
+			return failf(stderr, "%s", rawMessage(oe)), nil
+		}
+		return failf(stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr)), nil
+	}
+	started = true // the first process removes the stubs from here on
+	if nw != nil {
+		if err := nw.start(ctlSup); err != nil {
+			_ = proc.Signal(unix.SIGKILL)
+			_, _ = proc.Wait()
+			return failf(stderr, "%v", err), nil
+		}
+	}
+
+	var timedOut atomic.Bool
+	var stopOnce atomic.Bool
+	stop := func() {
+		if stopOnce.CompareAndSwap(false, true) {
+			lifeW.Close()
+			time.AfterFunc(3*time.Second, func() { _ = proc.Signal(unix.SIGKILL) })
+		}
+	}
+	if pl.Timeout > 0 {
+		t := time.AfterFunc(pl.Timeout, func() { timedOut.Store(true); stop() })
+		defer t.Stop()
+	}
+	done := make(chan struct{})
+	go func() {
+		<-notified
+		for {
+			select {
+			case s := <-sigc:
+				_ = proc.Signal(s.(unix.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	var ws unix.WaitStatus
+	begun, exited, final := false, false, false
+	for !final {
+		rec, err := rawexec.ReadRecord(statR)
+		if err != nil {
+			break
+		}
+		switch rec.Kind {
+		case rawexec.RecordStarted:
+			begun = true
+		case rawexec.RecordExited:
+			exited, ws = true, unix.WaitStatus(rec.Status)
+			ackW.Close() // nothing to read from the view: remove the stubs and go
+		case rawexec.RecordDone:
+			final = true
+		}
+	}
+	close(done)
+	if final {
+		go func() { _, _ = proc.Wait() }()
+	} else {
+		_, _ = proc.Wait()
+	}
+	lifeW.Close()
+	nw.close()
+	switch {
+	case timedOut.Load():
+		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
+		return 124, nil
+	case startErr != nil:
+		// The command's own setup failed after the fork: it never ran.
+		var oe *rawexec.OpError
+		if errors.As(startErr, &oe) && oe.Nr == unix.SYS_EXECVE {
+			fmt.Fprintf(stderr, "sbx: %s: %v\n", path, oe.Errno)
+			if oe.Errno == unix.ENOENT {
+				return 127, nil
+			}
+			return 126, nil
+		}
+		if errors.As(startErr, &oe) {
+			return failf(stderr, "%s", rawMessage(oe)), nil
+		}
+		return failf(stderr, "%v", startErr), nil
+	case exited:
+		return waitStatusCode(ws), nil
+	case begun:
+		fmt.Fprintln(stderr, "sbx: the sandbox's init died unexpectedly; the command was killed")
+		return 125, nil
+	}
+	return failf(stderr, "the sandbox failed to start"), nil
+}
+
+// rawMessage is an op's failure as sbx reports it: the op's label names
+// what was being done (and, for the view, the policy entry).
+func rawMessage(oe *rawexec.OpError) string {
+	if oe.Errno == 0 {
+		return oe.Label + ": unexpected result"
+	}
+	return fmt.Sprintf("%s: %v", oe.Label, oe.Errno)
+}
+
+// loopbackOps bring up "lo" (LoopbackUp). In a new network namespace
+// its only flag is IFF_LOOPBACK; SIOCSIFFLAGS takes the changeable flags
+// from the request and keeps the rest, so the request is set whole.
+func loopbackOps(p *rawexec.Program) {
+	sock := p.Syscall("loopback", unix.SYS_SOCKET, rawexec.Imm(unix.AF_INET), rawexec.Imm(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), rawexec.Imm(0)).Save()
+	ifr := make([]byte, unix.IFNAMSIZ+24) // struct ifreq: the name, then ifr_flags
+	copy(ifr, "lo")
+	binary.NativeEndian.PutUint16(ifr[unix.IFNAMSIZ:], unix.IFF_UP|unix.IFF_LOOPBACK)
+	p.Syscall("loopback up", unix.SYS_IOCTL, sock, rawexec.Imm(unix.SIOCSIFFLAGS), rawexec.Bytes(ifr))
+	p.Syscall("loopback", unix.SYS_CLOSE, sock)
+}
+
+// writeNewOps make the file path holding data (mode applies to a new file).
+func writeNewOps(p *rawexec.Program, label, path string, data []byte, mode uint32) {
+	fd := p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
+		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).Save()
+	if len(data) > 0 {
+		p.Syscall(label, unix.SYS_WRITE, fd, rawexec.Bytes(data), rawexec.Imm(len(data))).Want(uintptr(len(data)))
+	}
+	p.Syscall(label, unix.SYS_CLOSE, fd)
+}
+
+// sendOps send msg with the descriptors in slots over the control socket
+// ctl (sendFDs), then close them. It returns the last op.
+func sendOps(p *rawexec.Program, label string, ctl int, msg string, fds ...rawexec.Slot) rawexec.Call {
+	oob := unix.UnixRights(make([]int, len(fds))...)
+	for i, s := range fds {
+		p.StoreAt(label, oob, unix.CmsgLen(0)+4*i, s)
+	}
+	body := []byte(msg)
+	iov := &unix.Iovec{Base: &body[0]}
+	iov.SetLen(len(body))
+	hdr := &unix.Msghdr{Iov: iov, Iovlen: 1, Control: &oob[0]}
+	hdr.SetControllen(len(oob))
+	last := p.Syscall(label, unix.SYS_SENDMSG, rawexec.Int(ctl), rawexec.Ptr(hdr), rawexec.Imm(0)).Want(uintptr(len(body)))
+	for _, s := range fds {
+		last = p.Syscall(label, unix.SYS_CLOSE, s)
+	}
+	return last
+}
+
+// listenerOps make the proxy's two listeners on 127.0.0.1 inside the
+// sandbox's network namespace and hand them to the supervisor
+// (initControl's "listen").
+func listenerOps(p *rawexec.Program, ctl int, ports ...uint16) {
+	var slots []rawexec.Slot
+	one := []byte{1, 0, 0, 0}
+	for _, port := range ports {
+		label := fmt.Sprintf("proxy listener on 127.0.0.1:%d", port)
+		s := p.Syscall(label, unix.SYS_SOCKET, rawexec.Imm(unix.AF_INET), rawexec.Imm(unix.SOCK_STREAM|unix.SOCK_CLOEXEC), rawexec.Imm(0)).Save()
+		p.Syscall(label, unix.SYS_SETSOCKOPT, s, rawexec.Imm(unix.SOL_SOCKET), rawexec.Imm(unix.SO_REUSEADDR), rawexec.Bytes(one), rawexec.Imm(4))
+		sa := make([]byte, unix.SizeofSockaddrInet4)
+		binary.NativeEndian.PutUint16(sa[0:], unix.AF_INET)
+		binary.BigEndian.PutUint16(sa[2:], port)
+		copy(sa[4:], []byte{127, 0, 0, 1})
+		p.Syscall(label, unix.SYS_BIND, s, rawexec.Bytes(sa), rawexec.Imm(len(sa)))
+		p.Syscall(label, unix.SYS_LISTEN, s, rawexec.Imm(4096))
+		slots = append(slots, s)
+	}
+	sendOps(p, "handing the proxy listeners to the supervisor", ctl, "listen", slots...)
+}
+
+// notifyOps load the filter with a listener and hand the listener to the
+// supervisor (startConfined's notifying case): without
+// WAIT_KILLABLE_RECV before Linux 5.19, and, when an outer sandbox
+// already listens on this filter stack (EBUSY), the same rules without
+// reporting — unless unixConnect needs the listener.
+func notifyOps(p *rawexec.Program, ctl int, fprog *unix.SockFprog, unixConnect bool) {
+	l := p.NewSlot()
+	const label = "seccomp: loading filter"
+	p.Syscall(label, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER),
+		rawexec.Imm(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), rawexec.Ptr(fprog)).
+		SaveTo(l).Ignore(unix.EINVAL, unix.EBUSY).SkipIfOK(1)
+	p.Syscall(label, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER),
+		rawexec.Imm(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER), rawexec.Ptr(fprog)).
+		SaveTo(l).Ignore(unix.EBUSY).SkipIfIgnored(3) // store, sendmsg, close
+	// Sent: skip the fallback below.
+	sendOps(p, "handing the seccomp listener to the supervisor", ctl, "notify", l).SkipIfOK(1)
+	if unixConnect {
+		p.Syscall("seccomp: an outer sandbox already uses seccomp user notification, which network.allowUnixSockets needs",
+			unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER), rawexec.Ptr(fprog))
+	} else {
+		p.Syscall(label, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
+	}
+}
+
+// dropCapsOps are dropCaps's steps: the bounding set, the ambient set,
+// the securebits locked, every set emptied.
+func dropCapsOps(p *rawexec.Program) {
+	for c := 0; c <= lastCap(); c++ {
+		p.Syscall(fmt.Sprintf("dropping capability %d from the bounding set", c), unix.SYS_PRCTL,
+			rawexec.Imm(unix.PR_CAPBSET_DROP), rawexec.Int(c), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
+	}
+	p.Syscall("clearing ambient capabilities", unix.SYS_PRCTL, rawexec.Imm(unix.PR_CAP_AMBIENT),
+		rawexec.Imm(unix.PR_CAP_AMBIENT_CLEAR_ALL), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
+	const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+	p.Syscall("locking securebits", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_SECUREBITS), rawexec.Imm(bits),
+		rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
+	hdr := &unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	data := &[2]unix.CapUserData{}
+	p.Syscall("clearing capabilities", unix.SYS_CAPSET, rawexec.Ptr(hdr), rawexec.Ptr(data))
+}
