@@ -62,6 +62,11 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 		wg     sync.WaitGroup
 	)
 	workers := min(max(runtime.GOMAXPROCS(0), 1), 4)
+	if c != nil && len(c.old) > 0 {
+		// Mostly answered from the cache: one fstatat or open a
+		// directory, less than the hand-offs between workers cost.
+		workers = 1
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -69,6 +74,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 			buf := make([]byte, 16<<10)
 			var kids []job
 			var tried []string
+			var known []hit
 			for {
 				mu.Lock()
 				for len(queue) == 0 && active > 0 {
@@ -84,7 +90,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 				active++
 				mu.Unlock()
 
-				kids, tried = kids[:0], tried[:0]
+				kids, tried, known = kids[:0], tried[:0], known[:0]
 				var d *dirInfo
 				if c != nil {
 					d = c.read(j.fd, j.level < depth, firsts, buf)
@@ -98,6 +104,14 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 							continue
 						}
 						tried = append(tried, p)
+						if c != nil {
+							// A subdirectory the cache knows and the
+							// search need not enter: one fstatat, no open.
+							if info := c.peek(j.fd, sub, j.level+1 < depth); info != nil && (j.level+1 >= depth || len(info.subs) == 0) {
+								known = append(known, hit{p, info})
+								continue
+							}
+						}
 						cfd, err := unix.Openat(j.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 						if err == nil {
 							kids = append(kids, job{cfd, p, j.level + 1})
@@ -110,6 +124,9 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 				if d != nil {
 					tree[j.path] = d
 				}
+				for _, h := range known {
+					tree[h.path] = h.info
+				}
 				visited = append(visited, tried...)
 				queue = append(queue, kids...)
 				active--
@@ -120,6 +137,12 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 	}
 	wg.Wait()
 	return tree, visited
+}
+
+// hit is a directory the scan cache answered without opening it.
+type hit struct {
+	path string
+	info *dirInfo
 }
 
 // readDirInfo reads the directory open at fd. With deeper set it lists

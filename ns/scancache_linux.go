@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +76,18 @@ type scanCache struct {
 	cur    map[dirKey]cacheEntry
 	misses int
 	hits   int
+	// changed: an entry was added or replaced (a directory read and
+	// remembered), so the file is worth writing again.
+	changed bool
 }
+
+// minCacheDirs is the smallest scan worth a cache file: fewer
+// directories cost less to read again than a file to keep (var for tests).
+var minCacheDirs = 32
+
+// maxCacheFiles bounds the cache directory: past it, save removes the
+// files least recently written (roots long gone, or rarely used).
+const maxCacheFiles = 256
 
 // openScanCache loads the cache of root in dir for the names in firsts.
 // It returns nil when dir is empty or cannot be trusted; an unreadable or
@@ -139,17 +151,48 @@ func (c *scanCache) read(fd int, deeper bool, firsts map[string]bool, buf []byte
 	c.misses++
 	if d != nil && ct < c.horizon {
 		c.cur[k] = cacheEntry{ctime: ct, deeper: deeper, info: d}
+		c.changed = true
 	}
 	c.mu.Unlock()
 	return d
 }
 
+// peek answers for the subdirectory name of the directory open at dirfd
+// from the cache, with one fstatat and without opening it: nil when the
+// cache does not know it as it is now (or it is not a directory).
+func (c *scanCache) peek(dirfd int, name string, deeper bool) *dirInfo {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
+	k := dirKey{uint64(st.Dev), st.Ino}
+	e, ok := c.old[k]
+	if !ok || e.ctime != st.Ctim.Nano() || (deeper && !e.deeper) {
+		return nil
+	}
+	c.mu.Lock()
+	c.cur[k] = e
+	c.hits++
+	c.mu.Unlock()
+	if !deeper && len(e.info.subs) > 0 {
+		return &dirInfo{have: e.info.have}
+	}
+	return e.info
+}
+
 // save writes the entries of this scan when it read anything or dropped
 // an entry; errors are ignored (the cache is an optimisation).
 func (c *scanCache) save() {
-	if c.misses == 0 && len(c.cur) == len(c.old) {
+	if !c.changed && len(c.cur) == len(c.old) {
+		return // nothing new to remember (a directory changed just now is not)
+	}
+	if len(c.cur) < minCacheDirs {
+		if len(c.old) > 0 {
+			os.Remove(filepath.Join(c.dir, c.file))
+		}
 		return
 	}
+	prune(c.dir)
 	tmp, err := os.CreateTemp(c.dir, c.file+".*")
 	if err != nil {
 		return
@@ -163,6 +206,29 @@ func (c *scanCache) save() {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+	}
+}
+
+// prune keeps the cache directory under maxCacheFiles files, removing the
+// least recently written first.
+func prune(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) < maxCacheFiles {
+		return
+	}
+	type aged struct {
+		name string
+		mod  time.Time
+	}
+	var files []aged
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "scan-") {
+			files = append(files, aged{e.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.Before(files[j].mod) })
+	for _, f := range files[:max(0, len(files)-maxCacheFiles*3/4)] {
+		os.Remove(filepath.Join(dir, f.name))
 	}
 }
 

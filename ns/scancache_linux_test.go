@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -42,10 +43,16 @@ func cacheTree(t *testing.T) (root, cache string) {
 	return root, cache
 }
 
+// smallCache lets the tests' small trees have cache files.
+func smallCache(t *testing.T) {
+	old, oldMin := cacheMargin, minCacheDirs
+	cacheMargin = 0 // remember directories however new (the tests wait out the clock tick instead)
+	minCacheDirs = 1
+	t.Cleanup(func() { cacheMargin, minCacheDirs = old, oldMin })
+}
+
 func TestScanCacheFollowsChanges(t *testing.T) {
-	old := cacheMargin
-	cacheMargin = 0 // remember directories however new (the test waits out the clock tick instead)
-	defer func() { cacheMargin = old }()
+	smallCache(t)
 	root, cache := cacheTree(t)
 	tick := func() { time.Sleep(30 * time.Millisecond) } // past a coarse timestamp's granularity
 	tick()
@@ -84,6 +91,10 @@ func TestScanCacheFollowsChanges(t *testing.T) {
 	check("a .git moved to another directory", true)
 	must(os.Symlink("/etc", filepath.Join(root, "a", "x", ".vscode")))
 	check("a symlink made", true)
+	// a/b/c is at the search depth: the cache answers for it without
+	// opening it (peek), and must still see a change.
+	must(os.Mkdir(filepath.Join(root, "a", "b", "c", ".idea"), 0o755))
+	check("a name made in a directory at the search depth", true)
 	// A deeper search needs the subdirectory lists a shallower one did
 	// not keep.
 	got, _, _ := cachedScan(t, cache, root, 1)
@@ -102,6 +113,9 @@ func TestScanCacheSkipsNewDirectories(t *testing.T) {
 	// With the real margin, directories changed just now are read and
 	// never remembered: a change later in the same clock tick could
 	// leave their ctime as it was.
+	oldMin := minCacheDirs
+	minCacheDirs = 1
+	defer func() { minCacheDirs = oldMin }()
 	root, cache := cacheTree(t)
 	cachedScan(t, cache, root, 3)
 	if _, hits, _ := cachedScan(t, cache, root, 3); hits != 0 {
@@ -110,9 +124,7 @@ func TestScanCacheSkipsNewDirectories(t *testing.T) {
 }
 
 func TestScanCacheTrust(t *testing.T) {
-	old := cacheMargin
-	cacheMargin = 0
-	defer func() { cacheMargin = old }()
+	smallCache(t)
 	root, cache := cacheTree(t)
 	time.Sleep(30 * time.Millisecond)
 	cachedScan(t, cache, root, 3)
@@ -202,4 +214,40 @@ func FuzzDecodeCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestScanCacheSmallAndPruned(t *testing.T) {
+	root, cache := cacheTree(t)
+	old := cacheMargin
+	cacheMargin = 0
+	defer func() { cacheMargin = old }()
+	time.Sleep(30 * time.Millisecond)
+	// A tree smaller than minCacheDirs gets no file.
+	cachedScan(t, cache, root, 3)
+	if m, _ := filepath.Glob(filepath.Join(cache, "scan-*")); len(m) != 0 {
+		t.Fatalf("a small tree got a cache file: %v", m)
+	}
+	// Past maxCacheFiles, the oldest files go.
+	for i := 0; i < maxCacheFiles+10; i++ {
+		f := filepath.Join(cache, "scan-old"+strconv.Itoa(i))
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-time.Duration(maxCacheFiles+10-i) * time.Hour)
+		os.Chtimes(f, at, at)
+	}
+	oldMin := minCacheDirs
+	minCacheDirs = 1
+	defer func() { minCacheDirs = oldMin }()
+	cachedScan(t, cache, root, 3)
+	m, _ := filepath.Glob(filepath.Join(cache, "scan-*"))
+	if len(m) > maxCacheFiles || len(m) < maxCacheFiles/2 {
+		t.Fatalf("%d files after pruning", len(m))
+	}
+	if _, err := os.Stat(filepath.Join(cache, "scan-old0")); err == nil {
+		t.Fatal("the oldest file was kept")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "scan-old"+strconv.Itoa(maxCacheFiles+9))); err != nil {
+		t.Fatal("the newest old file was removed")
+	}
 }

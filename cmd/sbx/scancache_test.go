@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,11 @@ func TestScanCacheIsReadOnlyInside(t *testing.T) {
 func TestScanCacheSeesPlantedNames(t *testing.T) {
 	base := t.TempDir()
 	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-	for _, d := range []string{home, filepath.Join(proj, "sub", "deeper"), filepath.Join(proj, "other")} {
+	dirs := []string{home, filepath.Join(proj, "sub", "deeper"), filepath.Join(proj, "other")}
+	for i := 0; i < 40; i++ { // enough directories for a cache file
+		dirs = append(dirs, filepath.Join(proj, "pkgs", "p"+strconv.Itoa(i)))
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
