@@ -38,6 +38,8 @@ type View struct {
 	// made are the protected names made inside overlays (not the
 	// command's writes: Changes leaves them out).
 	made map[string]bool
+	// modes are the modes Reach changed, as they were.
+	modes map[string]uint32
 }
 
 // Overlay is one discard region: Path in the view, its upper layer and

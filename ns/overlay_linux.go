@@ -28,6 +28,56 @@ func (v *View) Changes(max int) []Change {
 	return out
 }
 
+// Reach lets a reader without the capabilities init has in the sandbox's
+// user namespace (the supervisor of a raw start, not root) read the upper
+// layers as init does: it owns their files, so a directory or file the
+// command left without its owner's read (and search) permission gets it,
+// its mode as it was kept for SaveChanges. Call it before Changes, once
+// nothing writes there any more; it visits at most max entries.
+func (v *View) Reach(max int) {
+	n := 0
+	for _, o := range v.Overlays {
+		v.reach(o, ".", &n, max)
+	}
+}
+
+func (v *View) reach(o Overlay, rel string, n *int, max int) {
+	var st unix.Stat_t
+	if unix.Fstatat(o.upperFD, rel, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	need := uint32(0o400)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		need = 0o500
+	case unix.S_IFREG:
+	default:
+		return
+	}
+	if st.Mode&need != need && unix.Fchmodat(o.upperFD, rel, (st.Mode|need)&0o7777, 0) == nil {
+		if v.modes == nil {
+			v.modes = map[string]uint32{}
+		}
+		v.modes[path.Join(o.Path, rel)] = st.Mode
+	}
+	if need != 0o500 {
+		return
+	}
+	fd, err := unix.Openat(o.upperFD, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, name := range names {
+		if *n++; *n > max {
+			return
+		}
+		v.reach(o, path.Join(rel, name), n, max)
+	}
+}
+
 func walkUpper(o Overlay, rel string, out *[]Change, max int) {
 	if len(*out) >= max {
 		return

@@ -16,7 +16,7 @@ import (
 )
 
 // ErrNotRaw says a mount plan needs what the raw start cannot do yet
-// (discard overlays, the empty root): the caller uses the sandbox's Go
+// (the empty root and its symlinks): the caller uses the sandbox's Go
 // init instead.
 var ErrNotRaw = errors.New("ns: this mount view needs the Go init")
 
@@ -33,6 +33,45 @@ type RawView struct {
 	// Keep are the descriptors the sandbox's first process must keep
 	// until its exit ops have run (the stubs' locks).
 	Keep []int
+	// overlays are the discard overlays' paths, in the order the child
+	// sends their descriptors; made are the protected names made inside
+	// them (View.made).
+	overlays []string
+	made     map[string]bool
+}
+
+// overlayBatch is how many overlays' descriptors (upper and lower) one
+// message carries: 128 of them, within SCM_MAX_FD (253).
+const overlayBatch = 64
+
+// OverlayMessages is how many messages the child sends on the socket
+// given to CompileRaw, each the text "overlays" with the upper and lower
+// directories of up to 64 discard overlays, in plan order. They are sent
+// while the view is built, before the command is forked.
+func (v *RawView) OverlayMessages() int {
+	if v == nil {
+		return 0
+	}
+	return (len(v.overlays) + overlayBatch - 1) / overlayBatch
+}
+
+// Discards is the View of the discard overlays for the supervisor of a
+// raw start, from the descriptors the child sent (upper then lower for
+// each overlay, in order): Changes and SaveChanges read the upper layers
+// through them at the end of the run, as init does. It takes the
+// descriptors over (Close closes them); on error it closes them.
+func (v *RawView) Discards(fds []int) (*View, error) {
+	if len(fds) != 2*len(v.overlays) {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("the sandbox handed over %d descriptors for %d discard overlays", len(fds), len(v.overlays))
+	}
+	d := &View{made: v.made}
+	for i, p := range v.overlays {
+		d.Overlays = append(d.Overlays, Overlay{Path: p, upperFD: fds[2*i], lowerFD: fds[2*i+1]})
+	}
+	return d, nil
 }
 
 // Release drops the supervisor's descriptors on the stubs. Call it once
@@ -69,21 +108,29 @@ func (v *RawView) RemoveStubs() {
 // stubs after every sandboxed process is gone. It returns ErrNotRaw for a
 // plan only the Go init can build. The existence checks BuildRoot makes
 // in the view are made here, on the host, which the view shows as it is
-// outside the tmpfs mounts this view makes itself (tracked as made).
-func CompileRaw(plan MountPlan, prog, exit *rawexec.Program) (*RawView, error) {
+// outside the tmpfs mounts this view makes itself (tracked as made); a
+// discard overlay shows the host directory as it is when it is mounted.
+//
+// sock is the child's end of a socket to the supervisor, on which the
+// child sends the discard overlays' descriptors (OverlayMessages); it is
+// needed only for a plan with discard overlays.
+func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView, error) {
 	if plan.EmptyRoot {
 		return nil, ErrNotRaw
 	}
 	needTmp := false
 	for _, op := range plan.Ops {
-		if op.Kind == OpOverlay || op.InOverlay || op.Kind == OpLink {
+		if op.Kind == OpLink {
 			return nil, ErrNotRaw
+		}
+		if op.Kind == OpOverlay && sock < 0 {
+			return nil, errors.New("ns: a discard overlay needs a socket to the supervisor")
 		}
 		needTmp = needTmp || policy.Within(op.Path, "/tmp")
 	}
-	c := &rawCompiler{p: prog, made: map[string]bool{}, tmpFD: -1,
+	c := &rawCompiler{p: prog, made: map[string]bool{}, tmpFD: -1, sock: sock,
 		mounts: []rawMount{{"/", false}, {"/proc", true}, {"/dev", true}, {"/tmp", true}}}
-	v := &RawView{tmpFD: -1}
+	v := &RawView{tmpFD: -1, made: map[string]bool{}}
 	if needTmp {
 		// A number for the child's handle on the host's /tmp, which the
 		// staging tmpfs covers (hostPath): reserved here, so the ops can
@@ -121,6 +168,11 @@ type rawCompiler struct {
 	mounts []rawMount
 	scr    rawexec.Slot
 	tmpFD  int
+	// sock is the socket the overlays' descriptors go on; oob are the
+	// control messages that carry them, one per overlayBatch overlays,
+	// filled in the child as the overlays are mounted.
+	sock int
+	oob  [][]byte
 }
 
 // hostPath is the function of that name: how the child reaches host path
@@ -221,14 +273,28 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 	c.mount("mounting the staging tmpfs on "+base, "tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k")
 	c.mkdir("staging", newRoot, 0o755, false)
 	c.create("staging", empty, 0)
-	hasContent := false
+	hasContent, nOverlay := false, 0
 	for _, op := range plan.Ops {
 		hasContent = hasContent || op.Kind == OpContent
+		if op.Kind == OpOverlay {
+			nOverlay++
+		}
+	}
+	if nOverlay > 0 {
+		c.mkdir("staging", upperDir, 0o700, false)
 	}
 	if hasContent {
 		c.mkdir("staging", contentDir, 0o755, false)
 	}
 	c.setattr("staging", base, false, maskAttrs)
+	if nOverlay > 0 {
+		// The upper layers of the discard overlays: private to the run,
+		// gone with it (no size= beyond tmpfs's default of half the RAM).
+		c.mount("mounting the tmpfs for discarded writes", "tmpfs", upperDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700")
+		for n := nOverlay; n > 0; n -= overlayBatch {
+			c.oob = append(c.oob, unix.UnixRights(make([]int, 2*min(n, overlayBatch))...))
+		}
+	}
 	if hasContent {
 		c.mount("mounting the tmpfs for masked files", "tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m")
 		for i, op := range plan.Ops {
@@ -250,6 +316,14 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		if op.Kind == OpContent {
 			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
 		}
+		if op.Kind == OpOverlay {
+			if err := c.overlay(op, i, v); err != nil {
+				return fmt.Errorf("mount view: discard overlay on %s: %w", op.Path, err)
+			}
+			// The overlay shows the host directory (its lower layer).
+			c.mounts = append(c.mounts, rawMount{op.Path, false})
+			continue
+		}
 		if err := c.apply(op, masks, v); err != nil {
 			return fmt.Errorf("mount view: %s %s (%s): %w", op.Kind, op.Path, op.Why, err)
 		}
@@ -265,6 +339,7 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		c.setattr("making mask "+m+" read-only", filepath.Clean(newRoot+m), false,
 			unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
 	}
+	c.sendOverlays()
 	c.p.Syscall("pivot: chdir "+newRoot, unix.SYS_CHDIR, rawexec.String(newRoot))
 	c.p.Syscall("pivot_root", unix.SYS_PIVOT_ROOT, rawexec.String("."), rawexec.String("."))
 	c.p.Syscall("detaching the old root", unix.SYS_UMOUNT2, rawexec.String("."), rawexec.Imm(unix.MNT_DETACH))
@@ -307,6 +382,10 @@ func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
 	case OpPin:
 		c.mount(label, target, target, "", unix.MS_BIND|unix.MS_REC, "")
 	case OpRO, OpStub:
+		if op.Protected && op.InOverlay {
+			c.protectInView(label, op, target, v)
+			return nil
+		}
 		if op.Protected {
 			return c.protect(label, op, src, target, v)
 		}
@@ -348,6 +427,85 @@ func (c *rawCompiler) protect(label string, op Op, src, target string, v *RawVie
 	c.mount(label, src, target, "", unix.MS_BIND|unix.MS_REC, "")
 	c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
 	return nil
+}
+
+// overlay is View.overlay, compiled: the host directory's owner and mode
+// are read here; the child makes the upper and work directories, mounts
+// the overlay and puts its descriptors on the upper layer and the host
+// directory into the control message sendOverlays sends.
+func (c *rawCompiler) overlay(op Op, i int, v *RawView) error {
+	label := "mount view: discard overlay on " + op.Path
+	dir := fmt.Sprintf("%s/%d", upperDir, i)
+	upper, work := dir+"/u", dir+"/w"
+	c.mkdir(label, dir, 0o755, false)
+	c.mkdir(label, upper, 0o755, false)
+	c.mkdir(label, work, 0o755, false)
+	src := c.hostPath(op.Path)
+	var st unix.Stat_t
+	if err := unix.Stat(op.Path, &st); err != nil {
+		return err
+	}
+	// The upper root takes the lower root's owner and mode, so the
+	// region looks as it does on the host (failures ignored, as there).
+	c.p.Syscall(label, unix.SYS_FCHOWNAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(upper),
+		rawexec.Imm(st.Uid), rawexec.Imm(st.Gid), rawexec.Imm(unix.AT_SYMLINK_NOFOLLOW)).Ignore()
+	c.p.Syscall(label, unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(upper),
+		rawexec.Imm(st.Mode&0o7777), rawexec.Imm(0)).Ignore()
+	opts := "lowerdir=" + escapeOpt(src) + ",upperdir=" + upper + ",workdir=" + work + ",userxattr"
+	c.mount(label+": overlayfs in this user namespace (needs Linux 5.11+; sbx never falls back to real writes)",
+		"overlay", newRoot+op.Path, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	n := len(v.overlays)
+	oob := c.oob[n/overlayBatch]
+	off := unix.CmsgLen(0) + 8*(n%overlayBatch)
+	for k, p := range []string{upper, src} {
+		c.p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(p),
+			rawexec.Imm(unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)).SaveTo(c.scr)
+		c.p.StoreAt(label, oob, off+4*k, c.scr)
+	}
+	v.overlays = append(v.overlays, op.Path)
+	return nil
+}
+
+// sendOverlays hands the overlays' descriptors to the supervisor. They
+// stay open in the first process until the fork, which closes them (and
+// the command's exec, as they are close-on-exec).
+func (c *rawCompiler) sendOverlays() {
+	body := []byte("overlays")
+	for _, oob := range c.oob {
+		iov := &unix.Iovec{Base: &body[0]}
+		iov.SetLen(len(body))
+		hdr := &unix.Msghdr{Iov: iov, Iovlen: 1, Control: &oob[0]}
+		hdr.SetControllen(len(oob))
+		c.p.Syscall("handing the discard overlays to the supervisor", unix.SYS_SENDMSG, rawexec.Int(c.sock),
+			rawexec.Ptr(hdr), rawexec.Imm(0)).Want(uintptr(len(body)))
+	}
+}
+
+// protectInView is View.protectInView, compiled: a protected name missing
+// in its overlay is made there (MkdirAll, or an empty 0444 file), then
+// bound read-only onto itself.
+func (c *rawCompiler) protectInView(label string, op Op, target string, v *RawView) {
+	if !c.exists(op.Path) {
+		first := filepath.Dir(op.Path)
+		if op.Dir {
+			first = op.Path
+		}
+		var missing []string
+		for d := first; d != "/" && !c.exists(d); d = filepath.Dir(d) {
+			missing = append(missing, d)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			c.mkdir(label, newRoot+missing[i], 0o755, true)
+			c.made[missing[i]] = true
+		}
+		if !op.Dir {
+			c.create(label, target, 0o444)
+			c.made[op.Path] = true
+		}
+		v.made[op.Path] = true // its parent exists: op.Path is the first missing component
+	}
+	c.mount(label, target, target, "", unix.MS_BIND|unix.MS_REC, "")
+	c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
 }
 
 // ensureTarget is the function of that name, compiled: the checks run

@@ -43,6 +43,9 @@ func (v *View) SaveChanges(dirFD int, changes []Change) error {
 			if err := unix.Fstatat(o.upperFD, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				continue
 			}
+			if m, ok := v.modes[c.Path]; ok {
+				st.Mode = m // as the command left it (Reach)
+			}
 			sc.Mode = fmt.Sprintf("%04o", st.Mode&0o7777)
 			dst := "files" + c.Path
 			if err := mkdirAllAt(dirFD, path.Dir(dst)); err != nil {

@@ -135,12 +135,18 @@ func (s *stub) remove(mnt, at string) {
 	}
 }
 
-// Close removes the stubs this view created. Call it once every process
-// of the sandbox is gone.
+// Close removes the stubs this view created and closes its descriptors
+// on the discard overlays. Call it once every process of the sandbox is
+// gone (and Changes has read the overlays).
 func (v *View) Close() {
 	if v == nil {
 		return
 	}
+	for _, o := range v.Overlays {
+		unix.Close(o.upperFD)
+		unix.Close(o.lowerFD)
+	}
+	v.Overlays = nil
 	for i := len(v.stubs) - 1; i >= 0; i-- {
 		s := v.stubs[i]
 		if v.pivoted {

@@ -9,11 +9,14 @@
 // command, which confines itself — Landlock, capabilities dropped, seccomp
 // — and execs; PID 1 then reaps orphans, forwards signals, and when the
 // command ends (or the supervisor dies, which it sees as its lifeline pipe
-// closing) kills everything left and removes the stubs. Plans the raw start
-// does not cover yet (published ports, discard overlays, the empty root,
-// --save-changes) start the Go init instead (InitMain: sbx re-exec'd with
-// the plan on an inherited pipe), which does the same from one confined OS
-// thread of its own and reads the overlays' upper layers at the end.
+// closing) kills everything left and removes the stubs. With discard
+// overlays it hands the supervisor descriptors on their upper layers,
+// which the supervisor reads once the sandbox's processes are gone (the
+// discard records, --save-changes) before it lets PID 1 finish. Plans the
+// raw start does not cover yet (published ports, the empty root) start the
+// Go init instead (InitMain: sbx re-exec'd with the plan on an inherited
+// pipe), which does the same from one confined OS thread of its own and
+// reads the overlays' upper layers itself at the end.
 //
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child

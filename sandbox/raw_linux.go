@@ -29,16 +29,22 @@ import (
 // command ends or the supervisor goes (lifeline), and removes the stubs.
 //
 // It covers every plan but those with published ports (init dials into
-// the sandbox for them), discard overlays, the empty root, writable places
-// under /tmp and --save-changes; those still start the Go init
-// (InitMain). The control socket works as with init: the first process
-// sends the proxy's listeners, the command its seccomp listener.
+// the sandbox for them) and the empty root (denyRead "/"); those still
+// start the Go init (InitMain). The control socket works as with init:
+// the first process sends the proxy's listeners, the command its seccomp
+// listener. Discard overlays are mounted by the first process, which
+// hands the supervisor descriptors on their upper layers and the host
+// directories under them (on the control socket, or a socket of their
+// own); once every process of the sandbox is gone, and before the
+// supervisor lets the first process go on (the ack), the supervisor reads
+// what the overlays took through them — the records, and --save-changes —
+// as init does inside the sandbox.
 
 // rawCandidate says whether the raw start may handle pl, judged from
 // what basePlan knows (the mount view and the seccomp configuration are
 // checked again by runRaw).
 func rawCandidate(pl *Plan) bool {
-	return len(pl.Net.Publish) == 0 && pl.SaveChanges == ""
+	return len(pl.Net.Publish) == 0
 }
 
 // errNotRaw: the complete plan needs the Go init after all.
@@ -47,13 +53,38 @@ var errNotRaw = errors.New("sandbox: not a raw start")
 // runRaw runs the complete plan pl with the raw start. It returns
 // errNotRaw, having changed nothing, when pl needs the Go init.
 func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	if pl.Mounts.EmptyRoot {
+		return 0, errNotRaw
+	}
 	var prog, exit rawexec.Program
 	// A session of its own, as init had: a terminal's ^C reaches the
 	// supervisor only, which forwards it once.
 	prog.Syscall("init: setsid", unix.SYS_SETSID)
 	prog.Syscall("init: not dumpable", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_DUMPABLE), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
-	view, err := ns.CompileRaw(pl.Mounts, &prog, &exit)
-	if errors.Is(err, ns.ErrNotRaw) {
+	overlays := false
+	for _, op := range pl.Mounts.Ops {
+		overlays = overlays || op.Kind == ns.OpOverlay
+	}
+	// The control socket, when the plan has one, also carries the
+	// discard overlays' descriptors; without it they get a socket pair
+	// of their own.
+	var ctlSup, ctlInit *os.File
+	var err error
+	if pl.Net.Control || overlays {
+		if ctlSup, ctlInit, err = controlPair(); err != nil {
+			return failf(stderr, "%v", err), nil
+		}
+		defer ctlSup.Close()
+		defer ctlInit.Close()
+	}
+	sock := -1
+	if ctlInit != nil {
+		sock = int(ctlInit.Fd())
+	}
+	view, err := ns.CompileRaw(pl.Mounts, sock, &prog, &exit)
+	if errors.Is(err, ns.ErrNotRaw) || errors.Is(err, rawexec.ErrTooLong) {
+		// The Go init has no limit on the view's steps (many protected
+		// names, e.g. a discard region holding hundreds of repositories).
 		return 0, errNotRaw
 	}
 	if err != nil {
@@ -71,17 +102,20 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	if !pl.HostNet {
 		loopbackOps(&prog)
 	}
-	var ctlSup, ctlInit *os.File
 	var nw *ctlSide
-	if pl.Net.Control {
-		if ctlSup, ctlInit, err = controlPair(); err != nil {
-			return failf(stderr, "%v", err), nil
+	if pl.Net.Control && pl.Net.Proxy {
+		listenerOps(&prog, sock, pl.Net.HTTPPort, pl.Net.SOCKSPort)
+	}
+	// The --save-changes directory (made by Launch) is written through a
+	// descriptor, as init does.
+	saveFD := -1
+	if pl.SaveChanges != "" {
+		fd, err := unix.Open(pl.SaveChanges, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return failf(stderr, "--save-changes %s: %v", pl.SaveChanges, err), nil
 		}
-		defer ctlSup.Close()
-		defer ctlInit.Close()
-		if pl.Net.Proxy {
-			listenerOps(&prog, int(ctlInit.Fd()), pl.Net.HTTPPort, pl.Net.SOCKSPort)
-		}
+		saveFD = fd
+		defer unix.Close(saveFD)
 	}
 	if t := pl.Net.TLS; t != nil {
 		dir := filepath.Dir(t.BundlePath)
@@ -102,11 +136,14 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	}
 	fprog := &unix.SockFprog{Len: uint16(len(pl.Filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&pl.Filter[0]))}
 	if pl.Seccomp.Notify || pl.Seccomp.UnixConnect {
-		notifyOps(&prog, int(ctlInit.Fd()), fprog, pl.Seccomp.UnixConnect)
+		notifyOps(&prog, sock, fprog, pl.Seccomp.UnixConnect)
 	} else {
 		prog.Syscall("seccomp: loading filter", unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
 	}
 	if err := prog.Err(); err != nil {
+		if errors.Is(err, rawexec.ErrTooLong) {
+			return 0, errNotRaw // the stubs go (deferred); init makes its own
+		}
 		return failf(stderr, "%v", err), nil
 	}
 	path, code, err := lookPath(pl.Argv[0], pl.Env, pl.Dir)
@@ -199,6 +236,15 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		return failf(stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr)), nil
 	}
 	started = true // the first process removes the stubs from here on
+	// The overlays' descriptors were sent before the fork: they are
+	// there, ahead of anything else on the socket.
+	discards, err := recvOverlays(ctlSup, view)
+	if err != nil {
+		_ = proc.Signal(unix.SIGKILL)
+		_, _ = proc.Wait()
+		return failf(stderr, "%v", err), nil
+	}
+	defer discards.Close()
 	if nw != nil {
 		if err := nw.start(ctlSup); err != nil {
 			_ = proc.Signal(unix.SIGKILL)
@@ -244,7 +290,26 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 			begun = true
 		case rawexec.RecordExited:
 			exited, ws = true, unix.WaitStatus(rec.Status)
-			ackW.Close() // nothing to read from the view: remove the stubs and go
+			if discards != nil && startErr == nil {
+				// What the discard overlays took: read from their upper
+				// layers now that nothing writes any more, before the
+				// view goes (init's end of run).
+				if os.Geteuid() != 0 {
+					// Init reads them with its capabilities in the
+					// sandbox's user namespace; the supervisor owns them.
+					discards.Reach(maxDiscarded)
+				}
+				changes := discards.Changes(maxDiscarded)
+				if saveFD >= 0 {
+					if err := discards.SaveChanges(saveFD, changes); err != nil {
+						fmt.Fprintf(stderr, "sbx: %v\n", err)
+					}
+				}
+				for _, c := range changes {
+					col.Add(discardRecord(c))
+				}
+			}
+			ackW.Close() // done with the view: remove the stubs and go
 		case rawexec.RecordDone:
 			final = true
 		}
@@ -282,6 +347,41 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		return 125, nil
 	}
 	return failf(stderr, "the sandbox failed to start"), nil
+}
+
+// recvOverlays takes the discard overlays' descriptors the first process
+// sent on sock (nil, nil for a view without overlays).
+func recvOverlays(sock *os.File, view *ns.RawView) (*ns.View, error) {
+	n := view.OverlayMessages()
+	if n == 0 {
+		return nil, nil
+	}
+	var fds []int
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(4*253))
+	for range n {
+		k, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+		if err == nil {
+			var msgs []unix.SocketControlMessage
+			if msgs, err = unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for _, m := range msgs {
+					if r, e := unix.ParseUnixRights(&m); e == nil {
+						fds = append(fds, r...)
+					}
+				}
+			}
+			if err == nil && (string(buf[:k]) != "overlays" || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0) {
+				err = errors.New("unexpected message")
+			}
+		}
+		if err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return nil, fmt.Errorf("receiving the discard overlays from the sandbox: %v", err)
+		}
+	}
+	return view.Discards(fds)
 }
 
 // rawMessage is an op's failure as sbx reports it: the op's label names

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
@@ -65,23 +66,33 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		if err := pl.enforcement(p); err != nil {
 			return 125, err
 		}
-		code, err := runRaw(pl, stderr, col, ready)
-		if !errors.Is(err, errNotRaw) {
-			return code, err
-		}
-		return runFull(pl, stderr, col, nil, ready)
+		return withSaveDir(pl, func() (int, error) {
+			code, err := runRaw(pl, stderr, col, ready)
+			if !errors.Is(err, errNotRaw) {
+				return code, err
+			}
+			return runFull(pl, stderr, col, nil, ready)
+		})
 	}
-	if pl.SaveChanges != "" {
-		if err := os.Mkdir(pl.SaveChanges, 0o700); err != nil {
-			return 125, fmt.Errorf("--save-changes: %w", err)
-		}
-		code, err := runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
-		if code == 125 || err != nil {
-			_ = os.Remove(pl.SaveChanges) // nothing ran: leave nothing (it is empty)
-		}
-		return code, err
+	return withSaveDir(pl, func() (int, error) {
+		return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
+	})
+}
+
+// withSaveDir makes the --save-changes directory (if any) for run, and
+// removes it again when nothing ran.
+func withSaveDir(pl *Plan, run func() (int, error)) (int, error) {
+	if pl.SaveChanges == "" {
+		return run()
 	}
-	return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
+	if err := os.Mkdir(pl.SaveChanges, 0o700); err != nil {
+		return 125, fmt.Errorf("--save-changes: %w", err)
+	}
+	code, err := run()
+	if code == 125 || err != nil {
+		_ = os.Remove(pl.SaveChanges) // nothing ran: leave nothing (it is empty)
+	}
+	return code, err
 }
 
 // runFull runs pl in the full sandbox. With finish set, pl is not complete
@@ -247,8 +258,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		}
 		if len(s.Discarded) > 0 {
 			for _, c := range s.Discarded {
-				col.Add(violations.Record{Kind: violations.KindFileWrite, Action: ActionDiscard, Source: SourceOverlay,
-					Path: c.Path, Detail: c.Detail, Rule: "discardWrites"})
+				col.Add(discardRecord(c))
 			}
 			continue
 		}
@@ -285,6 +295,12 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		return 125, nil
 	}
 	return failf(stderr, "the sandbox failed to start (init exited: %v)", cmd.ProcessState), nil
+}
+
+// discardRecord is the record of one write a discard overlay took.
+func discardRecord(c ns.Change) violations.Record {
+	return violations.Record{Kind: violations.KindFileWrite, Action: ActionDiscard, Source: SourceOverlay,
+		Path: c.Path, Detail: c.Detail, Rule: "discardWrites"}
 }
 
 // idMap maps the caller's id to itself. For root it maps every id to

@@ -193,7 +193,7 @@ func TestSaveChanges(t *testing.T) {
 	d := discardTree(t)
 	before := treeHash(t, d)
 	saved := filepath.Join(hostTempDir(t), "review")
-	r := sh(t, runOpts{dir: d}, `printf new > made.txt && printf more >> keep.txt && rm sub/gone.txt && ln -s keep.txt link; echo x > secret 2>/dev/null; true`,
+	r := sh(t, runOpts{dir: d}, `printf new > made.txt && printf more >> keep.txt && rm sub/gone.txt && ln -s keep.txt link && printf s > shut && chmod 0 shut; echo x > secret 2>/dev/null; true`,
 		"--discard-writes", d, "--deny-read", filepath.Join(d, "secret"), "--save-changes", saved, "--quiet-violations")
 	wantCode(t, r, 0)
 	if st, err := os.Stat(saved); err != nil || st.Mode().Perm() != 0o700 {
@@ -225,6 +225,7 @@ func TestSaveChanges(t *testing.T) {
 		"/keep.txt":     "modified file 0644 9",
 		"/sub/gone.txt": "deleted   0",
 		"/link":         "created symlink 0777 0",
+		"/shut":         "created file 0000 1", // read all the same (as the owner, when not root)
 	}
 	for p, w := range want {
 		if got[p] != w {

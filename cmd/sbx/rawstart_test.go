@@ -3,6 +3,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 	d := hostTempDir(t)
 	os.Chmod(d, 0o755)
-	for _, flags := range [][]string{nil, {"--allow-write", d}, {"--allow-domain", "localhost"}} {
+	for _, flags := range [][]string{nil, {"--allow-write", d}, {"--allow-domain", "localhost"}, {"--discard-writes", d}} {
 		r := sh(t, runOpts{dir: d}, `grep '^Threads:' /proc/1/status; tr '\0' ' ' < /proc/1/cmdline; echo; echo "me=$$"`, flags...)
 		if r.code != 0 {
 			t.Fatalf("%v: %s", flags, r)
@@ -24,8 +26,14 @@ func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 			t.Fatalf("%v: the sandbox's first process is not a one-thread clone of the supervisor: %s", flags, r)
 		}
 	}
-	// Control: a run that needs the Go init (a discard overlay) shows it.
-	r := sh(t, runOpts{dir: d}, `tr '\0' ' ' < /proc/1/cmdline`, "--discard-writes", d)
+	// Control: a run that needs the Go init (a published port) shows it.
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	r := sh(t, runOpts{dir: d}, `tr '\0' ' ' < /proc/1/cmdline`, "--publish", fmt.Sprintf("%d:8080", port))
 	if r.code != 0 || !strings.Contains(r.stdout, "__sbx_init") {
 		t.Fatalf("control: %s", r)
 	}

@@ -60,6 +60,10 @@ type op struct {
 // result other than the one required with [Call.Want].
 var ErrResult = errors.New("unexpected result")
 
+// ErrTooLong is wrapped by [Program.Err] when the Program would hold more
+// than [MaxOps] ops.
+var ErrTooLong = fmt.Errorf("rawexec: more than %d ops", MaxOps)
+
 // A Program is a flat list of system calls built in the parent and run by
 // the child of [Start] before execve. The zero value is an empty program
 // ready to use. Building methods do not return errors; the first error is
@@ -175,7 +179,7 @@ func (p *Program) add(label string, o op) Call {
 		return Call{p, -1}
 	}
 	if len(p.ops) >= MaxOps {
-		p.fail(fmt.Errorf("rawexec: more than %d ops (at %q)", MaxOps, label))
+		p.fail(fmt.Errorf("%w (at %q)", ErrTooLong, label))
 		return Call{p, -1}
 	}
 	p.ops = append(p.ops, o)

@@ -228,7 +228,7 @@ func TestBuilderLimits(t *testing.T) {
 	for i := 0; i <= MaxOps; i++ {
 		q.Syscall("getpid", unix.SYS_GETPID)
 	}
-	if q.Err() == nil || q.Len() != MaxOps {
+	if !errors.Is(q.Err(), ErrTooLong) || q.Len() != MaxOps {
 		t.Errorf("after %d ops: Len %d, Err %v", MaxOps+1, q.Len(), q.Err())
 	}
 
