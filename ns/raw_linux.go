@@ -129,7 +129,9 @@ func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView
 		needTmp = needTmp || policy.Within(op.Path, "/tmp")
 	}
 	c := &rawCompiler{p: prog, made: map[string]bool{}, tmpFD: -1, sock: sock,
-		mounts: []rawMount{{"/", false}, {"/proc", true}, {"/dev", true}, {"/tmp", true}}}
+		// The fresh /proc shows what the host's does (but processes); the
+		// view's /dev holds only what dev makes.
+		mounts: []rawMount{{"/", false}, {"/dev", true}, {"/tmp", true}}}
 	v := &RawView{tmpFD: -1, made: map[string]bool{}}
 	if needTmp {
 		// A number for the child's handle on the host's /tmp, which the
@@ -331,7 +333,8 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		case op.Kind == OpMask && op.Dir:
 			masks = append(masks, op.Path)
 			c.mounts = append(c.mounts, rawMount{op.Path, true})
-		case op.Kind == OpRW || op.Kind == OpPin || op.Kind == OpRO || op.Kind == OpStub:
+		case op.Kind == OpRW || op.Kind == OpRO || op.Kind == OpStub:
+			// (A pin binds the view onto itself: what exists is unchanged.)
 			c.mounts = append(c.mounts, rawMount{op.Path, false})
 		}
 	}
@@ -349,7 +352,14 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 
 func (c *rawCompiler) dev(dev string, pty bool) {
 	c.mount("mounting /dev", "tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k")
+	for _, n := range []string{"fd", "stdin", "stdout", "stderr", "shm"} {
+		c.made["/dev/"+n] = true
+	}
+	if pty {
+		c.made["/dev/pts"], c.made["/dev/ptmx"] = true, true
+	}
 	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		c.made["/dev/"+n] = true
 		c.create("/dev/"+n, dev+"/"+n, 0o666)
 		c.mount("binding /dev/"+n, "/dev/"+n, dev+"/"+n, "", unix.MS_BIND, "")
 	}

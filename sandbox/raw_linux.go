@@ -16,6 +16,7 @@ import (
 
 	"github.com/sbx-sh/sbx/internal/rawexec"
 	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
@@ -29,8 +30,8 @@ import (
 // command ends or the supervisor goes (lifeline), and removes the stubs.
 //
 // It covers every plan but those with published ports (init dials into
-// the sandbox for them) and the empty root (denyRead "/"); those still
-// start the Go init (InitMain). The control socket works as with init:
+// the sandbox for them), the empty root (denyRead "/") and those too
+// large for one rawexec program; they still start the Go init (InitMain). The control socket works as with init:
 // the first process sends the proxy's listeners, the command its seccomp
 // listener. Discard overlays are mounted by the first process, which
 // hands the supervisor descriptors on their upper layers and the host
@@ -57,6 +58,13 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		return 0, errNotRaw
 	}
 	var prog, exit rawexec.Program
+	// PID 1 is a copy of the supervisor, command line included, and
+	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
+	// arguments can carry a value the sandbox must not see (--set-env of
+	// a masked credential). Its first act is to zero them in its copy.
+	if !zeroArgsOps(&prog) {
+		return 0, errNotRaw
+	}
 	// A session of its own, as init had: a terminal's ^C reaches the
 	// supervisor only, which forwards it once.
 	prog.Syscall("init: setsid", unix.SYS_SETSID)
@@ -127,7 +135,9 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	prog.Syscall("setsid", unix.SYS_SETSID)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
-	if err := pl.Landlock.CompileRaw(&prog); err != nil {
+	if err := pl.Landlock.CompileRaw(&prog); errors.Is(err, rawexec.ErrTooLong) {
+		return 0, errNotRaw
+	} else if err != nil {
 		return failf(stderr, "%v", err), nil
 	}
 	dropCapsOps(&prog)
@@ -136,7 +146,12 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	}
 	fprog := &unix.SockFprog{Len: uint16(len(pl.Filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&pl.Filter[0]))}
 	if pl.Seccomp.Notify || pl.Seccomp.UnixConnect {
-		notifyOps(&prog, sock, fprog, pl.Seccomp.UnixConnect)
+		// An outer sandbox listening on this filter stack leaves the
+		// same rules without reporting (loadPlain): compiled here.
+		plainCfg := pl.Seccomp
+		plainCfg.Notify = false
+		plain, plainErr := seccomp.Compile(plainCfg)
+		notifyOps(&prog, sock, fprog, plain, plainErr, pl.Seccomp.UnixConnect)
 	} else {
 		prog.Syscall("seccomp: loading filter", unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
 	}
@@ -247,7 +262,14 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	defer discards.Close()
 	if nw != nil {
 		if err := nw.start(ctlSup); err != nil {
-			_ = proc.Signal(unix.SIGKILL)
+			// Stop through the lifeline, so PID 1 still removes the stubs.
+			lifeW.Close()
+			ackW.Close()
+			for {
+				if rec, err := rawexec.ReadRecord(statR); err != nil || rec.Kind == rawexec.RecordDone {
+					break
+				}
+			}
 			_, _ = proc.Wait()
 			return failf(stderr, "%v", err), nil
 		}
@@ -460,7 +482,7 @@ func listenerOps(p *rawexec.Program, ctl int, ports ...uint16) {
 // WAIT_KILLABLE_RECV before Linux 5.19, and, when an outer sandbox
 // already listens on this filter stack (EBUSY), the same rules without
 // reporting — unless unixConnect needs the listener.
-func notifyOps(p *rawexec.Program, ctl int, fprog *unix.SockFprog, unixConnect bool) {
+func notifyOps(p *rawexec.Program, ctl int, fprog *unix.SockFprog, plain seccomp.Program, plainErr error, unixConnect bool) {
 	l := p.NewSlot()
 	const label = "seccomp: loading filter"
 	p.Syscall(label, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER),
@@ -471,12 +493,46 @@ func notifyOps(p *rawexec.Program, ctl int, fprog *unix.SockFprog, unixConnect b
 		SaveTo(l).Ignore(unix.EBUSY).SkipIfIgnored(3) // store, sendmsg, close
 	// Sent: skip the fallback below.
 	sendOps(p, "handing the seccomp listener to the supervisor", ctl, "notify", l).SkipIfOK(1)
-	if unixConnect {
+	switch {
+	case unixConnect:
 		p.Syscall("seccomp: an outer sandbox already uses seccomp user notification, which network.allowUnixSockets needs",
 			unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER), rawexec.Ptr(fprog))
-	} else {
-		p.Syscall(label, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
+	case plainErr != nil || len(plain) == 0 || len(plain)%8 != 0:
+		// No plain form (observing file calls needs a listener): the
+		// same refusal, failing as the notifying load did.
+		msg := "seccomp: an outer sandbox already uses seccomp user notification"
+		if plainErr != nil {
+			msg += " (" + plainErr.Error() + ")"
+		}
+		p.Syscall(msg, unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER), rawexec.Ptr(fprog))
+	default:
+		pf := &unix.SockFprog{Len: uint16(len(plain) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&plain[0]))}
+		p.Syscall(label+" (an outer sandbox listens: without reporting)", unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(pf))
 	}
+}
+
+// zeroArgsOps zero sbx's command line in PID 1's copy of memory (read
+// from /dev/zero over it). The runtime's os.Args point into the argument
+// area without copying it; false if they do not form one contiguous
+// area as the kernel laid it out (then the Go init is used).
+func zeroArgsOps(p *rawexec.Program) bool {
+	if len(os.Args) == 0 {
+		return true
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(os.Args[0])))
+	next := start
+	for _, a := range os.Args {
+		if len(a) > 0 && uintptr(unsafe.Pointer(unsafe.StringData(a))) != next {
+			return false
+		}
+		next += uintptr(len(a)) + 1 // and its NUL
+	}
+	n := next - start
+	zero := p.Syscall("init: hiding the command line", unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/zero"),
+		rawexec.Imm(unix.O_RDONLY|unix.O_CLOEXEC)).Save()
+	p.Syscall("init: hiding the command line", unix.SYS_READ, zero, rawexec.Imm(start), rawexec.Imm(n)).Want(n)
+	p.Syscall("init: hiding the command line", unix.SYS_CLOSE, zero)
+	return true
 }
 
 // dropCapsOps are dropCaps's steps: the bounding set, the ambient set,

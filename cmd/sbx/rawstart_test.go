@@ -46,13 +46,16 @@ func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 // and cannot stop or kill it.
 func TestFirstProcessIsOutOfReach(t *testing.T) {
 	env := append(hermeticEnv(), "CI_JOB_TOKEN=raw-start-secret-1f2e") // removed from the command's environment
+	// sbx's own arguments too: /proc/PID/cmdline needs no ptrace access,
+	// so PID 1 zeroes its copy of them (a --set-env value may be a
+	// credential the settings mask).
 	r := sh(t, runOpts{env: env}, `
-cat /proc/1/environ /proc/1/mem /proc/1/maps 2>/dev/null
+cat /proc/1/cmdline /proc/1/environ /proc/1/mem /proc/1/maps 2>/dev/null
 for f in /proc/1/fd/*; do printf '\002\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' > "$f" 2>/dev/null && echo "wrote $f"; done
 kill -STOP 1 2>/dev/null; kill -KILL 1 2>/dev/null
 sleep 0.2
-echo alive; exit 3`)
-	if r.code != 3 || strings.Contains(r.stdout, "raw-start-secret") || strings.Contains(r.stdout, "wrote") || !strings.Contains(r.stdout, "alive") {
+echo alive; exit 3`, "--set-env", "SBX_ARGV_PROBE=argv-secret-7c1d")
+	if r.code != 3 || strings.Contains(r.stdout, "raw-start-secret") || strings.Contains(r.stdout, "argv-secret") || strings.Contains(r.stdout, "wrote") || !strings.Contains(r.stdout, "alive") {
 		t.Fatalf("the first process was reachable: %s", r)
 	}
 }
