@@ -15,11 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNotRaw says a mount plan needs what the raw start cannot do yet
-// (the empty root and its symlinks): the caller uses the sandbox's Go
-// init instead.
-var ErrNotRaw = errors.New("ns: this mount view needs the Go init")
-
 // RawView is a mount view compiled into system calls for the sandbox's
 // first process (see package rawexec): BuildRoot's steps, decided in the
 // supervisor and run in the child without a Go runtime. The stubs it
@@ -105,8 +100,9 @@ func (v *RawView) RemoveStubs() {
 
 // CompileRaw appends to prog the system calls that build plan's view and
 // pivot into it (what BuildRoot does), and to exit those that remove its
-// stubs after every sandboxed process is gone. It returns ErrNotRaw for a
-// plan only the Go init can build. The existence checks BuildRoot makes
+// stubs after every sandboxed process is gone. A plan too large for one
+// program gives an error wrapping rawexec.ErrTooLong (the caller can use
+// the Go init). The existence checks BuildRoot makes
 // in the view are made here, on the host, which the view shows as it is
 // outside the tmpfs mounts this view makes itself (tracked as made); a
 // discard overlay shows the host directory as it is when it is mounted.
@@ -115,14 +111,8 @@ func (v *RawView) RemoveStubs() {
 // child sends the discard overlays' descriptors (OverlayMessages); it is
 // needed only for a plan with discard overlays.
 func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView, error) {
-	if plan.EmptyRoot {
-		return nil, ErrNotRaw
-	}
 	needTmp := false
 	for _, op := range plan.Ops {
-		if op.Kind == OpLink {
-			return nil, ErrNotRaw
-		}
 		if op.Kind == OpOverlay && sock < 0 {
 			return nil, errors.New("ns: a discard overlay needs a socket to the supervisor")
 		}
@@ -132,6 +122,12 @@ func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView
 		// The fresh /proc shows what the host's does (but processes); the
 		// view's /dev holds only what dev makes.
 		mounts: []rawMount{{"/", false}, {"/dev", true}, {"/tmp", true}}}
+	if plan.EmptyRoot {
+		// Nothing of the host but what the ops bind in, and the view's
+		// own /proc, /dev and /tmp.
+		c.mounts = []rawMount{{"/", true}, {"/proc", false}, {"/dev", true}, {"/tmp", true}}
+		c.made["/proc"], c.made["/dev"], c.made["/tmp"] = true, true, true
+	}
 	v := &RawView{tmpFD: -1, made: map[string]bool{}}
 	if needTmp {
 		// A number for the child's handle on the host's /tmp, which the
@@ -306,14 +302,22 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		}
 		c.setattr("staging", contentDir, false, maskAttrs)
 	}
-	c.mount("binding / into the new root", "/", newRoot, "", unix.MS_BIND|unix.MS_REC, "")
-	if !plan.HostFS {
-		c.setattr("making the root read-only", newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
+	var masks []string
+	if plan.EmptyRoot {
+		c.mount("mounting the empty root", "tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0555,size=64k,nr_inodes=4096")
+		for _, d := range []string{"proc", "dev", "tmp"} {
+			c.mkdir("empty root", newRoot+"/"+d, 0o555, false)
+		}
+		masks = append(masks, "/")
+	} else {
+		c.mount("binding / into the new root", "/", newRoot, "", unix.MS_BIND|unix.MS_REC, "")
+		if !plan.HostFS {
+			c.setattr("making the root read-only", newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
+		}
 	}
 	c.mount("mounting a fresh /proc (is /proc partly hidden, as in some containers?)", "proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	c.dev(newRoot+"/dev", plan.Pty)
 	c.mount("mounting the private /tmp", "tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
-	var masks []string
 	for i, op := range plan.Ops {
 		if op.Kind == OpContent {
 			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
@@ -381,7 +385,7 @@ func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
 	target := newRoot + op.Path
 	src := c.hostPath(op.Path)
 	label := fmt.Sprintf("mount view: %s %s (%s)", op.Kind, op.Path, op.Why)
-	if !op.Protected {
+	if !op.Protected && op.Kind != OpLink {
 		if err := c.ensureTarget(label, target, src, op, masks); err != nil {
 			return err
 		}
@@ -402,6 +406,9 @@ func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
 		c.mount(label, src, target, "", unix.MS_BIND|unix.MS_REC, "")
 		c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
 	case OpDir:
+	case OpLink:
+		c.symlink(label, op.Target, target)
+		c.made[op.Path] = true
 	case OpContent:
 		c.mount(label, op.Target, target, "", unix.MS_BIND, "")
 	case OpMask:
@@ -530,13 +537,21 @@ func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []str
 	}
 	mask := ""
 	for _, m := range masks {
+		if m == "/" && (policy.Within(op.Path, "/tmp") || policy.Within(op.Path, "/dev") || policy.Within(op.Path, "/proc")) {
+			continue // the view's own mounts over the empty root, not part of it
+		}
 		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
 			mask = m
 		}
 	}
 	switch {
 	case mask != "":
+		// Directories on the way are reachable by name only (0111); in
+		// the empty root they list the way (0555), which is all they hold.
 		mode := uint32(0o111)
+		if mask == "/" {
+			mode = 0o555
+		}
 		for d := filepath.Clean(newRoot + mask); ; {
 			c.p.Syscall(label+": chmod "+d, unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(d), rawexec.Imm(mode), rawexec.Imm(0))
 			first, _, more := strings.Cut(strings.TrimPrefix(target, d+"/"), "/")

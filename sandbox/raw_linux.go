@@ -30,8 +30,8 @@ import (
 // command ends or the supervisor goes (lifeline), and removes the stubs.
 //
 // It covers every plan but those with published ports (init dials into
-// the sandbox for them), the empty root (denyRead "/") and those too
-// large for one rawexec program; they still start the Go init (InitMain). The control socket works as with init:
+// the sandbox for them) and those too large for one rawexec program;
+// they still start the Go init (InitMain). The control socket works as with init:
 // the first process sends the proxy's listeners, the command its seccomp
 // listener. Discard overlays are mounted by the first process, which
 // hands the supervisor descriptors on their upper layers and the host
@@ -54,9 +54,6 @@ var errNotRaw = errors.New("sandbox: not a raw start")
 // runRaw runs the complete plan pl with the raw start. It returns
 // errNotRaw, having changed nothing, when pl needs the Go init.
 func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
-	if pl.Mounts.EmptyRoot {
-		return 0, errNotRaw
-	}
 	var prog, exit rawexec.Program
 	// PID 1 is a copy of the supervisor, command line included, and
 	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
@@ -90,7 +87,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		sock = int(ctlInit.Fd())
 	}
 	view, err := ns.CompileRaw(pl.Mounts, sock, &prog, &exit)
-	if errors.Is(err, ns.ErrNotRaw) || errors.Is(err, rawexec.ErrTooLong) {
+	if errors.Is(err, rawexec.ErrTooLong) {
 		// The Go init has no limit on the view's steps (many protected
 		// names, e.g. a discard region holding hundreds of repositories).
 		return 0, errNotRaw

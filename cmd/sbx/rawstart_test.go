@@ -17,7 +17,14 @@ import (
 func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 	d := hostTempDir(t)
 	os.Chmod(d, 0o755)
-	for _, flags := range [][]string{nil, {"--allow-write", d}, {"--allow-domain", "localhost"}, {"--discard-writes", d}} {
+	// The empty root (denyRead "/") too, with what the shell needs.
+	empty := []string{"--deny-read", "/"}
+	for _, p := range []string{"/usr", "/bin", "/lib", "/lib64", "/etc"} {
+		if _, err := os.Stat(p); err == nil {
+			empty = append(empty, "--allow-read", p)
+		}
+	}
+	for _, flags := range [][]string{nil, {"--allow-write", d}, {"--allow-domain", "localhost"}, {"--discard-writes", d}, empty} {
 		r := sh(t, runOpts{dir: d}, `grep '^Threads:' /proc/1/status; tr '\0' ' ' < /proc/1/cmdline; echo; echo "me=$$"`, flags...)
 		if r.code != 0 {
 			t.Fatalf("%v: %s", flags, r)
