@@ -3,9 +3,6 @@
 package landlock
 
 import (
-	"errors"
-	"unsafe"
-
 	"github.com/sbx-sh/sbx/internal/rawexec"
 	"golang.org/x/sys/unix"
 )
@@ -16,23 +13,11 @@ import (
 // given directory rights gets its file rights only), set no_new_privs and
 // restrict. The kernel's ABI is probed here, in the caller.
 func (rs Ruleset) CompileRaw(p *rawexec.Program) error {
-	abi := ABI()
-	if abi < 1 {
-		return errors.New("landlock: not available in this kernel (needs CONFIG_SECURITY_LANDLOCK and \"landlock\" in the lsm= boot list)")
+	_, attr, size, err := rs.rulesetAttr()
+	if err != nil {
+		return err
 	}
-	mask := fsMask(abi)
-	attr := &unix.LandlockRulesetAttr{Handled_access_fs: mask}
-	size := unsafe.Sizeof(attr.Handled_access_fs)
-	if abi >= 4 && rs.RestrictTCP {
-		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
-	}
-	if abi >= 4 {
-		size += unsafe.Sizeof(attr.Handled_access_net)
-	}
-	if abi >= 6 {
-		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-		size += unsafe.Sizeof(attr.Scoped)
-	}
+	mask := attr.Handled_access_fs
 	ruleset := p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
 	fd := p.NewSlot()
 	for _, r := range rs.Rules {

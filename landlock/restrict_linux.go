@@ -61,17 +61,16 @@ func fsMask(abi int) uint64 {
 	return m
 }
 
-// RestrictThread applies rs to the calling OS thread (not the whole
-// process). The caller must hold the thread (runtime.LockOSThread) and
-// never release it. Paths that do not exist in the caller's view are
-// skipped. It returns the ABI used.
-func (rs Ruleset) RestrictThread() (int, error) {
+// rulesetAttr is the ruleset rs needs on this kernel: every filesystem
+// right its Landlock ABI knows, TCP bind and connect (ABI 4+) when rs
+// restricts TCP, the signal and abstract-socket scopes (ABI 6+), and the
+// attribute's size for that ABI.
+func (rs Ruleset) rulesetAttr() (int, *unix.LandlockRulesetAttr, uintptr, error) {
 	abi := ABI()
 	if abi < 1 {
-		return 0, errors.New("landlock: not available in this kernel (needs CONFIG_SECURITY_LANDLOCK and \"landlock\" in the lsm= boot list)")
+		return 0, nil, 0, errors.New("landlock: not available in this kernel (needs CONFIG_SECURITY_LANDLOCK and \"landlock\" in the lsm= boot list)")
 	}
-	mask := fsMask(abi)
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: mask}
+	attr := &unix.LandlockRulesetAttr{Handled_access_fs: fsMask(abi)}
 	size := unsafe.Sizeof(attr.Handled_access_fs)
 	if abi >= 4 && rs.RestrictTCP {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -83,7 +82,20 @@ func (rs Ruleset) RestrictThread() (int, error) {
 		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
 		size += unsafe.Sizeof(attr.Scoped)
 	}
-	fd, err := createRuleset(&attr, size, 0)
+	return abi, attr, size, nil
+}
+
+// RestrictThread applies rs to the calling OS thread (not the whole
+// process). The caller must hold the thread (runtime.LockOSThread) and
+// never release it. Paths that do not exist in the caller's view are
+// skipped. It returns the ABI used.
+func (rs Ruleset) RestrictThread() (int, error) {
+	abi, attr, size, err := rs.rulesetAttr()
+	if err != nil {
+		return 0, err
+	}
+	mask := attr.Handled_access_fs
+	fd, err := createRuleset(attr, size, 0)
 	if err != nil {
 		return abi, fmt.Errorf("landlock: create ruleset: %w", err)
 	}

@@ -276,15 +276,7 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 	if err != nil {
 		return err
 	}
-	mask := ""
-	for _, m := range masks {
-		if m == "/" && (policy.Within(op.Path, "/tmp") || policy.Within(op.Path, "/dev") || policy.Within(op.Path, "/proc")) {
-			continue // the view's own mounts over the empty root, not part of it
-		}
-		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
-			mask = m
-		}
-	}
+	mask := deepestMask(op.Path, masks)
 	switch {
 	case mask != "":
 		// Directories on the way are reachable by name only (0111); in
@@ -321,6 +313,21 @@ func ensureTarget(target, src string, op Op, masks []string) error {
 		return os.Mkdir(target, 0o755)
 	}
 	return os.WriteFile(target, nil, 0o444)
+}
+
+// deepestMask is the deepest directory mask in masks above p ("" for
+// none): ensureTarget makes the way to p inside it.
+func deepestMask(p string, masks []string) string {
+	mask := ""
+	for _, m := range masks {
+		if m == "/" && (policy.Within(p, "/tmp") || policy.Within(p, "/dev") || policy.Within(p, "/proc")) {
+			continue // the view's own mounts over the empty root, not part of it
+		}
+		if m != p && policy.Within(p, m) && len(m) > len(mask) {
+			mask = m
+		}
+	}
+	return mask
 }
 
 func buildDev(dev string, pty bool) error {

@@ -535,15 +535,7 @@ func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []str
 	if err != nil {
 		return err
 	}
-	mask := ""
-	for _, m := range masks {
-		if m == "/" && (policy.Within(op.Path, "/tmp") || policy.Within(op.Path, "/dev") || policy.Within(op.Path, "/proc")) {
-			continue // the view's own mounts over the empty root, not part of it
-		}
-		if m != op.Path && policy.Within(op.Path, m) && len(m) > len(mask) {
-			mask = m
-		}
-	}
+	mask := deepestMask(op.Path, masks)
 	switch {
 	case mask != "":
 		// Directories on the way are reachable by name only (0111); in

@@ -136,15 +136,8 @@ func (c *scanCache) read(fd int, deeper bool, firsts map[string]bool, buf []byte
 	}
 	k := dirKey{uint64(st.Dev), st.Ino}
 	ct := st.Ctim.Nano()
-	if e, ok := c.old[k]; ok && e.ctime == ct && (e.deeper || !deeper) {
-		c.mu.Lock()
-		c.cur[k] = e
-		c.hits++
-		c.mu.Unlock()
-		if !deeper && len(e.info.subs) > 0 {
-			return &dirInfo{have: e.info.have}
-		}
-		return e.info
+	if d := c.lookup(k, ct, deeper); d != nil {
+		return d
 	}
 	d := readDirInfo(fd, deeper, firsts, buf)
 	c.mu.Lock()
@@ -165,9 +158,15 @@ func (c *scanCache) peek(dirfd int, name string, deeper bool) *dirInfo {
 	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil
 	}
-	k := dirKey{uint64(st.Dev), st.Ino}
+	return c.lookup(dirKey{uint64(st.Dev), st.Ino}, st.Ctim.Nano(), deeper)
+}
+
+// lookup is the cache's answer for directory k with ctime ct (nil: none
+// valid), counted as a hit and kept for the next file. Without deeper the
+// subdirectory list is left out, as readDirInfo leaves it out.
+func (c *scanCache) lookup(k dirKey, ct int64, deeper bool) *dirInfo {
 	e, ok := c.old[k]
-	if !ok || e.ctime != st.Ctim.Nano() || (deeper && !e.deeper) {
+	if !ok || e.ctime != ct || (deeper && !e.deeper) {
 		return nil
 	}
 	c.mu.Lock()

@@ -21,6 +21,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
@@ -185,8 +186,9 @@ type ctlSide struct {
 
 // prepareControl does what can fail before the sandbox starts: it binds the
 // published host ports and makes the proxy, so a port in use or a bad
-// setting is exit 125 with nothing run.
-func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
+// setting is exit 125 with nothing run. With --control-fd it starts
+// reading network-list updates (to stderr go the bad lines).
+func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctlSide, error) {
 	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
@@ -235,6 +237,9 @@ func prepareControl(pl *Plan, col *violations.Collector) (*ctlSide, error) {
 			return nil, fmt.Errorf("network settings: %w", err)
 		}
 		ns.proxy = px
+		if pl.ControlFD > 0 {
+			go readControl(pl.ControlFD, px, stderr)
+		}
 	}
 	return ns, nil
 }

@@ -165,13 +165,10 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	}
 
 	if pl.Net.Control {
-		if nw, err = prepareControl(pl, col); err != nil {
+		if nw, err = prepareControl(pl, col, stderr); err != nil {
 			return failf(stderr, "%v", err), nil
 		}
 		defer nw.close()
-		if pl.ControlFD > 0 && nw.proxy != nil {
-			go readControl(pl.ControlFD, nw.proxy, stderr)
-		}
 	}
 	closeExtraFDs()
 	lifeR, lifeW, err := os.Pipe()

@@ -135,13 +135,10 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	}
 	var nw *ctlSide
 	if pl.Net.Control {
-		if nw, err = prepareControl(pl, col); err != nil {
+		if nw, err = prepareControl(pl, col, stderr); err != nil {
 			return failf(stderr, "%v", err), nil
 		}
 		defer nw.close()
-		if pl.ControlFD > 0 && nw.proxy != nil {
-			go readControl(pl.ControlFD, nw.proxy, stderr)
-		}
 	}
 	base := 3 + len(extra)
 	extra = append(extra, planR, lifeR, statW, ctlInit)
