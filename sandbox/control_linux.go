@@ -13,6 +13,11 @@ package sandbox
 //	                   "dialed ID ERR" without one
 //	init → supervisor  "notify"        + the seccomp filter's listener
 //
+// In the raw start (raw_linux.go) PID 1 runs no Go: it serves the dials
+// on a SOCK_SEQPACKET pair of their own, in rawexec's binary protocol
+// (rawexec.DialRequest, rawexec.DialReply + the socket, which may still be
+// connecting), and the control socket carries the rest.
+//
 // The supervisor serves the listeners with package netproxy from its own
 // (the host's) network namespace: accepted connections are inside, dials
 // are outside. Init is never confined, so its dials are not subject to
@@ -167,21 +172,24 @@ func sendFDs(c *net.UnixConn, msg string, files ...*os.File) error {
 // ctlSide is the supervisor's half of the control socket: the proxy, the
 // published ports and the seccomp listener.
 type ctlSide struct {
-	pl     *Plan
-	col    *violations.Collector
-	unix   *seccomp.UnixAllow
-	files  *fileObserver // --observe-files, or nil
-	notif  *seccomp.Listener
-	proxy  *netproxy.Proxy
-	pubs   []net.Listener
-	ctl    *net.UnixConn
-	mu     sync.Mutex
-	nextID uint64
-	wait   map[uint64]chan *os.File
-	wg     sync.WaitGroup
-	conns  map[net.Conn]struct{}
-	closed bool
-	once   sync.Once
+	pl    *Plan
+	col   *violations.Collector
+	unix  *seccomp.UnixAllow
+	files *fileObserver // --observe-files, or nil
+	notif *seccomp.Listener
+	proxy *netproxy.Proxy
+	pubs  []net.Listener
+	ctl   *net.UnixConn
+	// rawDial: the raw start's dial socket (PID 1 is rawexec's reaper);
+	// nil: dials go to init on ctl.
+	rawDial *net.UnixConn
+	mu      sync.Mutex
+	nextID  uint64
+	wait    map[uint64]chan *os.File
+	wg      sync.WaitGroup
+	conns   map[net.Conn]struct{}
+	closed  bool
+	once    sync.Once
 }
 
 // prepareControl does what can fail before the sandbox starts: it binds the
@@ -257,6 +265,10 @@ func (ns *ctlSide) start(f *os.File) error {
 	}
 	ns.wg.Add(1)
 	go ns.readLoop()
+	if ns.rawDial != nil {
+		ns.wg.Add(1)
+		go ns.rawReadLoop()
+	}
 	for i, l := range ns.pubs {
 		ns.wg.Add(1)
 		go ns.servePublish(l, ns.pl.Net.Publish[i].Port)
@@ -334,6 +346,57 @@ func (ns *ctlSide) readLoop() {
 	}
 }
 
+// useRawDial makes the published ports' dials go to the raw start's PID 1
+// on f (before start).
+func (ns *ctlSide) useRawDial(f *os.File) error {
+	c, err := unixConn(f)
+	if err != nil {
+		return fmt.Errorf("dial socket: %w", err)
+	}
+	ns.rawDial = c
+	return nil
+}
+
+// rawReadLoop routes PID 1's dial replies to their waiters (readLoop's
+// "dialed" for the raw start). A refused dial is a nil file; a socket
+// still connecting is the waiter's to finish.
+func (ns *ctlSide) rawReadLoop() {
+	defer ns.wg.Done()
+	buf := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := ns.rawDial.ReadMsgUnix(buf, oob)
+		if err != nil || (n == 0 && oobn == 0) {
+			ns.failWaiters()
+			return
+		}
+		files := receivedFiles(oob[:oobn])
+		id, errno, err := rawDialReply(buf[:n])
+		var got *os.File
+		if err == nil && errno == 0 && len(files) == 1 {
+			got, files = files[0], nil
+		}
+		for _, x := range files {
+			x.Close()
+		}
+		if err != nil {
+			if got != nil {
+				got.Close()
+			}
+			continue
+		}
+		ns.mu.Lock()
+		ch := ns.wait[id]
+		delete(ns.wait, id)
+		ns.mu.Unlock()
+		if ch != nil {
+			ch <- got
+		} else if got != nil {
+			got.Close()
+		}
+	}
+}
+
 func receivedFiles(oob []byte) []*os.File {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
@@ -362,9 +425,11 @@ func (ns *ctlSide) failWaiters() {
 	}
 }
 
-// dialInside asks init for a connection to 127.0.0.1:port inside the
-// sandbox.
+// dialInside asks init (or the raw start's PID 1) for a connection to
+// 127.0.0.1:port inside the sandbox.
 func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
+	const timeout = 10 * time.Second
+	deadline := time.Now().Add(timeout)
 	ch := make(chan *os.File, 1)
 	ns.mu.Lock()
 	if ns.closed {
@@ -375,7 +440,13 @@ func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 	id := ns.nextID
 	ns.wait[id] = ch
 	ns.mu.Unlock()
-	if err := sendFDs(ns.ctl, fmt.Sprintf("dial %d %d", id, port)); err != nil {
+	var err error
+	if ns.rawDial != nil {
+		_, err = ns.rawDial.Write(rawDialRequest(id, port))
+	} else {
+		err = sendFDs(ns.ctl, fmt.Sprintf("dial %d %d", id, port))
+	}
+	if err != nil {
 		ns.mu.Lock()
 		delete(ns.wait, id)
 		ns.mu.Unlock()
@@ -386,10 +457,20 @@ func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 		if !ok || f == nil {
 			return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
 		}
+		if ns.rawDial != nil {
+			// PID 1's connect does not wait: finish it here.
+			if err := rawWaitConnected(int(f.Fd()), time.Until(deadline)); err != nil {
+				f.Close()
+				if errors.Is(err, unix.ECONNREFUSED) {
+					return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
+				}
+				return nil, err
+			}
+		}
 		c, err := net.FileConn(f)
 		f.Close()
 		return c, err
-	case <-time.After(10 * time.Second):
+	case <-time.After(timeout):
 		ns.mu.Lock()
 		delete(ns.wait, id)
 		ns.mu.Unlock()
@@ -483,7 +564,15 @@ func (ns *ctlSide) doClose() {
 	if ns.ctl != nil {
 		ns.ctl.Close()
 	}
+	if ns.rawDial != nil {
+		// PID 1 is gone (EOF after its last replies) or about to be: read
+		// what it answered, then stop.
+		_ = ns.rawDial.SetReadDeadline(drain)
+	}
 	ns.wg.Wait()
+	if ns.rawDial != nil {
+		ns.rawDial.Close()
+	}
 	if ns.files != nil {
 		ns.files.fi.Close()
 	}

@@ -12,9 +12,10 @@
 // closing) kills everything left and removes the stubs. With discard
 // overlays it hands the supervisor descriptors on their upper layers,
 // which the supervisor reads once the sandbox's processes are gone (the
-// discard records, --save-changes) before it lets PID 1 finish. Plans the
-// raw start does not cover yet (published ports, programs over rawexec's
-// op limit) start the Go init instead (InitMain: sbx re-exec'd with the
+// discard records, --save-changes) before it lets PID 1 finish, and it
+// connects to published ports inside the sandbox for the supervisor.
+// Plans the raw start does not cover (programs over rawexec's op limit)
+// start the Go init instead (InitMain: sbx re-exec'd with the
 // plan on an inherited pipe), which does the same from one confined OS
 // thread of its own and reads the overlays' upper layers itself at the end.
 //

@@ -29,23 +29,42 @@ import (
 // stays as PID 1: it reaps, forwards signals, kills everything when the
 // command ends or the supervisor goes (lifeline), and removes the stubs.
 //
-// It covers every plan but those with published ports (init dials into
-// the sandbox for them) and those too large for one rawexec program;
-// they still start the Go init (InitMain). The control socket works as with init:
-// the first process sends the proxy's listeners, the command its seccomp
-// listener. Discard overlays are mounted by the first process, which
-// hands the supervisor descriptors on their upper layers and the host
-// directories under them (on the control socket, or a socket of their
-// own); once every process of the sandbox is gone, and before the
-// supervisor lets the first process go on (the ack), the supervisor reads
-// what the overlays took through them — the records, and --save-changes —
-// as init does inside the sandbox.
+// It covers every plan but those too large for one rawexec program
+// (rawexec.MaxOps); they still start the Go init (InitMain). The control
+// socket works as with init: the first process sends the proxy's
+// listeners, the command its seccomp listener. Published ports are served
+// by the first process itself, on a socket pair of their own
+// (rawexec.Reaper.Dial): for each connection to a published host port the
+// supervisor asks it for 127.0.0.1:PORT inside the sandbox's network
+// namespace; PID 1 starts the connect (non-blocking) and hands the socket
+// over, and the supervisor waits for the connection. Discard overlays are
+// mounted by the first process, which hands the supervisor descriptors on
+// their upper layers and the host directories under them (on the control
+// socket, or a socket of their own); once every process of the sandbox is
+// gone, and before the supervisor lets the first process go on (the ack),
+// the supervisor reads what the overlays took through them — the
+// records, and --save-changes — as init does inside the sandbox.
 
 // rawCandidate says whether the raw start may handle pl, judged from
-// what basePlan knows (the mount view and the seccomp configuration are
-// checked again by runRaw).
-func rawCandidate(pl *Plan) bool {
-	return len(pl.Net.Publish) == 0
+// what basePlan knows (the mount view, the seccomp configuration and the
+// program's size are checked by runRaw, which falls back with errNotRaw).
+func rawCandidate(*Plan) bool {
+	return true
+}
+
+// The published ports' dials in rawexec's protocol (ctlSide.dialInside).
+
+func rawDialRequest(id uint64, port uint16) []byte {
+	return rawexec.DialRequest{ID: id, Port: port}.Encode()
+}
+
+func rawDialReply(b []byte) (id uint64, errno uint32, err error) {
+	r, err := rawexec.DecodeDialReply(b)
+	return r.ID, r.Errno, err
+}
+
+func rawWaitConnected(fd int, d time.Duration) error {
+	return rawexec.WaitConnected(fd, d)
 }
 
 // errNotRaw: the complete plan needs the Go init after all.
@@ -81,6 +100,22 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		}
 		defer ctlSup.Close()
 		defer ctlInit.Close()
+	}
+	// Published ports: PID 1 dials for the supervisor on a pair of their own.
+	var dialSup, dialInit *os.File
+	dial := -1
+	if len(pl.Net.Publish) > 0 {
+		if !pl.Net.Control {
+			return 0, errNotRaw // no ctlSide to serve them (not a plan basePlan makes)
+		}
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return failf(stderr, "dial socket: %v", err), nil
+		}
+		dialSup, dialInit = os.NewFile(uintptr(fds[0]), "sbx-dial"), os.NewFile(uintptr(fds[1]), "sbx-dial")
+		defer dialSup.Close()
+		defer dialInit.Close()
+		dial = fds[1]
 	}
 	sock := -1
 	if ctlInit != nil {
@@ -201,6 +236,10 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	if !pl.HostNet {
 		flags |= unix.CLONE_NEWNET
 	}
+	keep := append([]int{int(lifeR.Fd()), int(statW.Fd()), int(ackR.Fd())}, view.Keep...)
+	if dial >= 0 {
+		keep = append(keep, dial)
+	}
 	attr := &rawexec.Attr{
 		Path:       path,
 		Args:       pl.Argv,
@@ -213,8 +252,9 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 			Lifeline: int(lifeR.Fd()),
 			Status:   int(statW.Fd()),
 			Ack:      int(ackR.Fd()),
+			Dial:     dial,
 			Signals:  sigs,
-			Keep:     append([]int{int(lifeR.Fd()), int(statW.Fd()), int(ackR.Fd())}, view.Keep...),
+			Keep:     keep,
 			Exit:     &exit,
 		},
 	}
@@ -237,6 +277,9 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	if ctlInit != nil {
 		ctlInit.Close()
 	}
+	if dialInit != nil {
+		dialInit.Close()
+	}
 	if proc == nil {
 		var oe *rawexec.OpError
 		if errors.As(startErr, &oe) {
@@ -255,7 +298,14 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	}
 	defer discards.Close()
 	if nw != nil {
-		if err := nw.start(ctlSup); err != nil {
+		err := error(nil)
+		if dialSup != nil {
+			err = nw.useRawDial(dialSup)
+		}
+		if err == nil {
+			err = nw.start(ctlSup)
+		}
+		if err != nil {
 			// Stop through the lifeline, so PID 1 still removes the stubs.
 			lifeW.Close()
 			ackW.Close()

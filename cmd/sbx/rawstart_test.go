@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,14 +34,31 @@ func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 			t.Fatalf("%v: the sandbox's first process is not a one-thread clone of the supervisor: %s", flags, r)
 		}
 	}
-	// Control: a run that needs the Go init (a published port) shows it.
+	// A published port takes the raw start too (PID 1 dials for it).
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	r := sh(t, runOpts{dir: d}, `tr '\0' ' ' < /proc/1/cmdline`, "--publish", fmt.Sprintf("%d:8080", port))
+	r := sh(t, runOpts{dir: d}, `grep '^Threads:' /proc/1/status; tr '\0' ' ' < /proc/1/cmdline; echo; echo "me=$$"`, "--publish", fmt.Sprintf("%d:8080", port))
+	if r.code != 0 || !strings.Contains(r.stdout, "Threads:\t1\n") || strings.Contains(r.stdout, "__sbx_init") || !strings.Contains(r.stdout, "me=2\n") {
+		t.Fatalf("--publish: the sandbox's first process is not a one-thread clone of the supervisor: %s", r)
+	}
+	// Control: a plan over rawexec's op limit (a writable tree with
+	// thousands of protected names) needs the Go init, and shows it.
+	big := hostTempDir(t)
+	os.Chmod(big, 0o755)
+	for i := range 1100 {
+		git := filepath.Join(big, fmt.Sprintf("repo%d", i), ".git")
+		if err := os.MkdirAll(filepath.Join(git, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(git, "config"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = sh(t, runOpts{dir: d}, `tr '\0' ' ' < /proc/1/cmdline`, "--allow-write", big)
 	if r.code != 0 || !strings.Contains(r.stdout, "__sbx_init") {
 		t.Fatalf("control: %s", r)
 	}

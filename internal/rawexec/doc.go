@@ -136,14 +136,19 @@
 // layout and execve, reporting a failure on the same error pipe. The
 // first process closes its copy of that pipe and every descriptor not in
 // Reaper.Keep, writes a [Record] RecordStarted to Reaper.Status, and
-// loops in ppoll on the signalfd and Reaper.Lifeline:
+// loops in ppoll on the signalfd, Reaper.Lifeline and Reaper.Dial:
 //
 //   - SIGCHLD: wait4(-1, WNOHANG) until none is left; when the command is
 //     among them, end;
 //   - another signal: kill(-pid, sig), or kill(pid, sig) when the command
 //     leads no process group (add a setsid op after Fork to make it one);
 //   - the Lifeline readable, hung up or in error (the supervisor closed
-//     its end, died, or wrote to it): end.
+//     its end, died, or wrote to it): end;
+//   - Reaper.Dial (optional) readable: read one [DialRequest] without
+//     waiting, start a non-blocking connect to 127.0.0.1:Port in the
+//     sandbox's network namespace and send a [DialReply] with the socket
+//     (SCM_RIGHTS), or with the errno and none; a reply that cannot be
+//     sent at once is dropped. EOF or a hang-up stops the service only.
 //
 // The end: kill(-1, SIGKILL) and wait4 until ECHILD, so that nothing of
 // the sandbox survives; write RecordExited with the command's raw wait

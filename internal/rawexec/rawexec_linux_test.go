@@ -683,6 +683,9 @@ func BenchmarkReexecGo(b *testing.B) {
 const helperEnv = "RAWEXEC_TEST_EXEC_TRUE"
 
 func TestMain(m *testing.M) {
+	if port := os.Getenv(listenEnv); port != "" {
+		listenHelper(port)
+	}
 	if os.Getenv(helperEnv) != "" {
 		err := syscall.Exec("/bin/true", []string{"true"}, testEnv)
 		fmt.Fprintln(os.Stderr, err)

@@ -4,8 +4,10 @@ package rawexec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +41,18 @@ type Reaper struct {
 	// reaches EOF when the command's own copies close) is closed. Must
 	// include Lifeline, Status, Ack and any descriptor Exit uses.
 	Keep []int
+	// Dial, when not -1, is a SOCK_SEQPACKET socket on which the first
+	// process serves dials: for each DialRequest it reads, it connects a
+	// new TCP socket to 127.0.0.1:Port in its own (the sandbox's) network
+	// namespace and answers with a DialReply, the socket attached
+	// (SCM_RIGHTS) unless the reply has an Errno. The connect is
+	// non-blocking: a handed-over socket may still be connecting (the
+	// parent waits for it to become writable and reads SO_ERROR; see
+	// WaitConnected). The first process never blocks on Dial: requests
+	// are read with MSG_DONTWAIT, a reply it cannot send at once is
+	// dropped (the parent times out), and EOF or a hang-up on Dial only
+	// stops the service. Dial must be in Keep.
+	Dial int
 	// Exit runs after Exited (and Ack): e.g. unmount and unlink ops. Its
 	// ops' failures are handled like any Program's (Ignore / skips); an
 	// unignored failure ends Exit early (no report, the first process still
@@ -78,15 +92,94 @@ func ReadRecord(r io.Reader) (Record, error) {
 	}, nil
 }
 
+// DialRequest asks the first process for a connection to 127.0.0.1:Port
+// inside the sandbox (Reaper.Dial). ID is the parent's, returned in the
+// reply.
+type DialRequest struct {
+	ID   uint64
+	Port uint16
+	_    [6]byte
+}
+
+// DialReply answers a DialRequest: Errno 0 comes with the socket
+// (SCM_RIGHTS, possibly still connecting); otherwise the socket or
+// connect call failed with Errno and no descriptor is attached.
+type DialReply struct {
+	ID    uint64
+	Errno uint32
+	_     uint32
+}
+
+// Sizes of a DialRequest and a DialReply on the Dial socket (each one
+// message).
+const (
+	DialRequestSize = int(unsafe.Sizeof(DialRequest{}))
+	DialReplySize   = int(unsafe.Sizeof(DialReply{}))
+)
+
+// Encode returns r as the first process reads it.
+func (r DialRequest) Encode() []byte {
+	b := make([]byte, DialRequestSize)
+	binary.NativeEndian.PutUint64(b[0:], r.ID)
+	binary.NativeEndian.PutUint16(b[8:], r.Port)
+	return b
+}
+
+// DecodeDialReply reads a DialReply message (its payload, without the
+// descriptor).
+func DecodeDialReply(b []byte) (DialReply, error) {
+	if len(b) != DialReplySize {
+		return DialReply{}, fmt.Errorf("rawexec: dial reply of %d bytes, want %d", len(b), DialReplySize)
+	}
+	return DialReply{ID: binary.NativeEndian.Uint64(b[0:]), Errno: binary.NativeEndian.Uint32(b[8:])}, nil
+}
+
+// WaitConnected waits up to d for a socket the first process handed over
+// (DialReply) to finish connecting, and returns the connect's result
+// (e.g. ECONNREFUSED) or ETIMEDOUT.
+func WaitConnected(fd int, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		ms := int(time.Until(deadline) / time.Millisecond)
+		if ms < 0 {
+			ms = 0
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(pfd, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return unix.ETIMEDOUT
+		}
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return err
+		}
+		if soerr != 0 {
+			return unix.Errno(soerr)
+		}
+		return nil
+	}
+}
+
 // reaper is the compiled Reaper. The child only reads it, except s.
 type reaper struct {
 	mask     uint64 // kernel sigset: SIGCHLD and Signals
 	lifeline uintptr
 	status   uintptr
 	ack      uintptr  // ^0 for none
+	dial     uintptr  // ^0 for none
 	keep     []uint32 // sorted, distinct
 	exit     []op
 	s        *reaperState
+	// The dial replies' message headers, set up by the parent: with the
+	// socket attached (withFD) and without. They point into s.
+	msgFD, msgNoFD unix.Msghdr
+	iov            unix.Iovec
 }
 
 // reaperState is the pointer-free memory the first process writes (its
@@ -97,14 +190,44 @@ type reaperState struct {
 	pid     uintptr // the forked child, in the new pid namespace
 	wstatus uint32  // its wait status, once known
 	ws      int32   // wait4's buffer
-	pfd     [2]unix.PollFd
+	pfd     [3]unix.PollFd
 	info    unix.SignalfdSiginfo
+	dial    uintptr // rp.dial while it is served, then noFD
+	dreq    DialRequest
+	dreply  DialReply
+	dsa     unix.RawSockaddrInet4
+	cmsg    dialCmsg
 	rec     Record
 	buf     [8]byte
 	slots   [numSlots]uintptr // Exit's
 }
 
+// dialCmsg is one SCM_RIGHTS control message with one descriptor
+// (unix.CmsgSpace(4) bytes).
+type dialCmsg struct {
+	hdr unix.Cmsghdr
+	fd  int32
+	_   int32
+}
+
 const noFD = ^uintptr(0)
+
+// setupDial points rp's reply headers into rp.s (in the parent).
+func (rp *reaper) setupDial() {
+	s := rp.s
+	s.dsa.Family = unix.AF_INET
+	s.dsa.Addr = [4]byte{127, 0, 0, 1}
+	s.cmsg.hdr.Level = unix.SOL_SOCKET
+	s.cmsg.hdr.Type = unix.SCM_RIGHTS
+	s.cmsg.hdr.SetLen(unix.CmsgLen(4))
+	rp.iov.Base = (*byte)(unsafe.Pointer(&s.dreply))
+	rp.iov.SetLen(DialReplySize)
+	rp.msgNoFD.Iov = &rp.iov
+	rp.msgNoFD.Iovlen = 1
+	rp.msgFD = rp.msgNoFD
+	rp.msgFD.Control = (*byte)(unsafe.Pointer(&s.cmsg))
+	rp.msgFD.SetControllen(int(unsafe.Sizeof(s.cmsg)))
+}
 
 // Everything below runs in the first process (or, until it restores its
 // mask, in the forked child) after the clone and follows runChild's rules:
@@ -155,6 +278,7 @@ func reaperRun(rp *reaper, errFD, pid uintptr) {
 	syscall.RawSyscall6(syscall.SYS_CLOSE, errFD, 0, 0, 0, 0, 0)
 	reaperCloseFDs(rp)
 	reaperWrite(rp, RecordStarted, uint32(pid), 0)
+	rp.s.dial = rp.dial
 	reaperLoop(rp)
 	reaperEnd(rp)
 }
@@ -238,13 +362,19 @@ func reaperLoop(rp *reaper) {
 	for {
 		s.pfd[0] = unix.PollFd{Fd: int32(s.sigfd), Events: unix.POLLIN}
 		s.pfd[1] = unix.PollFd{Fd: int32(rp.lifeline), Events: unix.POLLIN}
-		_, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&s.pfd[0])), 2, 0, 0, 0, 0)
+		s.pfd[2] = unix.PollFd{Fd: int32(s.dial), Events: unix.POLLIN} // -1: ignored
+		_, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&s.pfd[0])), 3, 0, 0, 0, 0)
 		if e == syscall.EINTR || e == syscall.EAGAIN {
 			continue
 		}
 		if e != 0 || s.pfd[1].Revents != 0 {
 			// The supervisor is gone (or ppoll cannot work): stop.
 			return
+		}
+		if s.pfd[2].Revents != 0 {
+			// Before the signals: a connection the command accepted
+			// (and maybe answered) is handed over before the end.
+			reaperDial(rp)
 		}
 		if s.pfd[0].Revents == 0 {
 			continue
@@ -264,6 +394,84 @@ func reaperLoop(rp *reaper) {
 			continue
 		}
 		reaperForward(rp, uintptr(s.info.Signo))
+	}
+}
+
+// reaperDial serves one request on the Dial socket, or stops serving it
+// on EOF, hang-up or error.
+//
+//go:nosplit
+//go:norace
+func reaperDial(rp *reaper) {
+	s := rp.s
+	if s.pfd[2].Revents&unix.POLLIN == 0 {
+		s.dial = noFD // hung up or broken, nothing to read
+		return
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, s.dial, uintptr(unsafe.Pointer(&s.dreq)),
+		unsafe.Sizeof(s.dreq), unix.MSG_DONTWAIT|unix.MSG_TRUNC, 0, 0)
+	if e == syscall.EAGAIN || e == syscall.EINTR {
+		return
+	}
+	if e != 0 || n == 0 {
+		s.dial = noFD // EOF: the parent is done with dials
+		return
+	}
+	if n != unsafe.Sizeof(s.dreq) {
+		return // not a request (MSG_TRUNC: its real length)
+	}
+	s.dreply.ID = s.dreq.ID
+	fd, e := dialConnect(rp)
+	s.dreply.Errno = uint32(e)
+	if e != 0 {
+		dialSend(rp, &rp.msgNoFD)
+		return
+	}
+	s.cmsg.fd = int32(fd)
+	dialSend(rp, &rp.msgFD)
+	syscall.RawSyscall6(syscall.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+}
+
+// dialConnect makes a non-blocking TCP socket and starts connecting it
+// to 127.0.0.1:s.dreq.Port (EINPROGRESS is success).
+//
+//go:nosplit
+//go:norace
+func dialConnect(rp *reaper) (uintptr, syscall.Errno) {
+	s := rp.s
+	fd, _, e := syscall.RawSyscall6(syscall.SYS_SOCKET, unix.AF_INET,
+		unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0, 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	p := s.dreq.Port
+	s.dsa.Port = p>>8 | p<<8 // network byte order
+	for {
+		_, _, e = syscall.RawSyscall6(syscall.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&s.dsa)),
+			unsafe.Sizeof(s.dsa), 0, 0, 0)
+		if e != syscall.EINTR {
+			break
+		}
+	}
+	if e != 0 && e != syscall.EINPROGRESS {
+		syscall.RawSyscall6(syscall.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
+		return 0, e
+	}
+	return fd, 0
+}
+
+// dialSend sends a reply without waiting; a reply that cannot go at
+// once is dropped.
+//
+//go:nosplit
+//go:norace
+func dialSend(rp *reaper, msg *unix.Msghdr) {
+	for {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_SENDMSG, rp.s.dial, uintptr(unsafe.Pointer(msg)),
+			unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0, 0)
+		if e != syscall.EINTR {
+			return
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ type sandbox struct {
 	out      *bufio.Reader
 	outF     *os.File // the command's 1 and 2, read end
 	keep     []int    // Reaper.Keep
+	dial     int      // Reaper.Dial, the parent's end (-1: none)
 	waited   bool
 }
 
@@ -41,6 +42,8 @@ type sbOpts struct {
 	exit       *Program
 	signals    []unix.Signal
 	cloneflags uintptr // 0: allNS
+	env        []string
+	dial       bool // serve dials (Reaper.Dial)
 }
 
 func pipe(t *testing.T) (r, w *os.File) {
@@ -66,13 +69,16 @@ func startSandbox(t *testing.T, o sbOpts) *sandbox {
 		a.Cloneflags = o.cloneflags
 	}
 	a.Path, a.Args = o.path, o.args
+	if o.env != nil {
+		a.Env = o.env
+	}
 	inR, inW := pipe(t)
 	outR, outW := pipe(t)
 	stR, stW := pipe(t)
 	llR, llW := pipe(t)
-	sb := &sandbox{status: stR, lifeline: llW, stdin: inW, outF: outR, out: bufio.NewReader(outR)}
+	sb := &sandbox{status: stR, lifeline: llW, stdin: inW, outF: outR, out: bufio.NewReader(outR), dial: -1}
 	closeLater := []*os.File{inR, outW, stW, llR}
-	r := &Reaper{Lifeline: int(llR.Fd()), Status: int(stW.Fd()), Ack: -1, Signals: o.signals, Exit: o.exit}
+	r := &Reaper{Lifeline: int(llR.Fd()), Status: int(stW.Fd()), Ack: -1, Dial: -1, Signals: o.signals, Exit: o.exit}
 	if o.ack {
 		ackR, ackW := pipe(t)
 		sb.ack = ackW
@@ -82,6 +88,18 @@ func startSandbox(t *testing.T, o sbOpts) *sandbox {
 	r.Keep = []int{r.Lifeline, r.Status}
 	if r.Ack >= 0 {
 		r.Keep = append(r.Keep, r.Ack)
+	}
+	var dialChild *os.File
+	if o.dial {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.dial = fds[0]
+		dialChild = os.NewFile(uintptr(fds[1]), "dial")
+		closeLater = append(closeLater, dialChild)
+		r.Dial = fds[1]
+		r.Keep = append(r.Keep, r.Dial)
 	}
 	sb.keep = r.Keep
 	a.Reaper = r
@@ -97,6 +115,9 @@ func startSandbox(t *testing.T, o sbOpts) *sandbox {
 			sb.ack.Close()
 		}
 		sb.stdin.Close()
+		if sb.dial >= 0 {
+			unix.Close(sb.dial)
+		}
 		if sb.proc != nil && !sb.waited {
 			// A test that stopped early: SIGKILL to PID 1 ends the whole
 			// pid namespace, even if the first process is stuck.
@@ -543,7 +564,7 @@ func TestReaperForkedChildFails(t *testing.T) {
 	q.Fork("fork")
 	a := nsAttr()
 	a.Path, a.Args = "/bin/true", []string{"true"}
-	a.Reaper = &Reaper{Lifeline: -1, Status: -1, Ack: -1}
+	a.Reaper = &Reaper{Lifeline: -1, Status: -1, Ack: -1, Dial: -1}
 	proc, err := Start(&q, a)
 	if proc != nil || !errors.As(err, &oe) || oe.Index != 0 {
 		t.Errorf("failure before the Fork: %v, %v; want no Process and an OpError for op 0", proc, err)
@@ -554,7 +575,7 @@ func TestReaperForkedChildFails(t *testing.T) {
 func TestReaperRefused(t *testing.T) {
 	var fork Program
 	fork.Fork("fork")
-	r := &Reaper{Lifeline: -1, Status: 1, Ack: -1, Keep: []int{1}}
+	r := &Reaper{Lifeline: -1, Status: 1, Ack: -1, Dial: -1, Keep: []int{1}}
 	for _, c := range []struct {
 		name string
 		prog *Program
@@ -564,10 +585,11 @@ func TestReaperRefused(t *testing.T) {
 		{"fork without reaper", &fork, Attr{Cloneflags: allNS}, "Reaper is nil"},
 		{"reaper without fork", nil, Attr{Cloneflags: allNS, Reaper: r}, "needs a Fork"},
 		{"no pid namespace", &fork, Attr{Cloneflags: unix.CLONE_NEWUSER, Reaper: r}, "CLONE_NEWPID"},
-		{"status not kept", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1}}, "Status (1) is not in"},
-		{"forward SIGCHLD", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Keep: []int{1},
+		{"status not kept", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Dial: -1}}, "Status (1) is not in"},
+		{"dial not kept", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Dial: 5, Keep: []int{1}}}, "Dial (5) is not in"},
+		{"forward SIGCHLD", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Dial: -1, Keep: []int{1},
 			Signals: []unix.Signal{unix.SIGCHLD}}}, "cannot forward"},
-		{"fork in exit", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Keep: []int{1},
+		{"fork in exit", &fork, Attr{Cloneflags: allNS, Reaper: &Reaper{Lifeline: -1, Status: 1, Ack: -1, Dial: -1, Keep: []int{1},
 			Exit: &fork}}, "Exit has a Fork"},
 	} {
 		c.attr.Path = "/bin/true"

@@ -426,7 +426,7 @@ func checkReaper(prog *Program, attr *Attr) error {
 	for _, f := range []struct {
 		name string
 		fd   int
-	}{{"Lifeline", r.Lifeline}, {"Status", r.Status}, {"Ack", r.Ack}} {
+	}{{"Lifeline", r.Lifeline}, {"Status", r.Status}, {"Ack", r.Ack}, {"Dial", r.Dial}} {
 		if f.fd < -1 || f.fd >= 0 && !keep[f.fd] {
 			return fmt.Errorf("rawexec: Reaper.%s (%d) is not in Reaper.Keep", f.name, f.fd)
 		}
@@ -457,8 +457,10 @@ func compileReaper(r *Reaper) *reaper {
 		lifeline: uintptr(r.Lifeline),
 		status:   uintptr(r.Status),
 		ack:      uintptr(r.Ack), // -1 is noFD
+		dial:     uintptr(r.Dial),
 		s:        new(reaperState),
 	}
+	rp.setupDial()
 	for _, sig := range r.Signals {
 		rp.mask |= 1 << (sig - 1)
 	}
