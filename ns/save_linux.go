@@ -48,39 +48,21 @@ func (v *View) SaveChanges(dirFD int, changes []Change) error {
 			}
 			sc.Mode = fmt.Sprintf("%04o", st.Mode&0o7777)
 			dst := "files" + c.Path
-			if err := mkdirAllAt(dirFD, path.Dir(dst)); err != nil {
+			parent, err := mkdirAllAt(dirFD, path.Dir(dst))
+			if err != nil {
 				return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
 			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFDIR:
-				sc.Type = "directory"
-				if err := unix.Mkdirat(dirFD, dst, 0o755); err != nil && err != unix.EEXIST {
-					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
-				}
-			case unix.S_IFLNK:
-				sc.Type = "symlink"
-				buf := make([]byte, 4096)
-				n, err := unix.Readlinkat(o.upperFD, rel, buf)
-				if err != nil {
-					continue
-				}
-				sc.Target = string(buf[:n])
-				if err := unix.Symlinkat(sc.Target, dirFD, dst); err != nil {
-					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
-				}
-			case unix.S_IFREG:
-				sc.Type, sc.Size = "file", st.Size
-				if err := copyAt(o.upperFD, rel, dirFD, dst, st.Mode&0o777); err != nil {
-					return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
-				}
-			default:
-				sc.Type = "other (not saved)"
+			base := path.Base(dst)
+			err = saveOne(o, rel, parent, base, st, &sc)
+			unix.Close(parent)
+			if err != nil {
+				return fmt.Errorf("--save-changes: %s: %w", c.Path, err)
 			}
 		}
 		manifest = append(manifest, sc)
 	}
 	b, _ := json.MarshalIndent(manifest, "", "  ")
-	fd, err := unix.Openat(dirFD, "changes.json", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Openat(dirFD, "changes.json", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("--save-changes: changes.json: %w", err)
 	}
@@ -88,6 +70,33 @@ func (v *View) SaveChanges(dirFD int, changes []Change) error {
 	defer f.Close()
 	_, err = f.Write(append(b, '\n'))
 	return err
+}
+
+// saveOne saves the upper layer's entry rel as base in the directory open
+// at parent, and notes its type (and a symlink's text) in sc.
+func saveOne(o Overlay, rel string, parent int, base string, st unix.Stat_t, sc *SavedChange) error {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		sc.Type = "directory"
+		if err := unix.Mkdirat(parent, base, 0o755); err != nil && err != unix.EEXIST {
+			return err
+		}
+	case unix.S_IFLNK:
+		sc.Type = "symlink"
+		buf := make([]byte, 4096)
+		n, err := unix.Readlinkat(o.upperFD, rel, buf)
+		if err != nil {
+			return nil
+		}
+		sc.Target = string(buf[:n])
+		return unix.Symlinkat(sc.Target, parent, base)
+	case unix.S_IFREG:
+		sc.Type, sc.Size = "file", st.Size
+		return copyAt(o.upperFD, rel, parent, base, st.Mode&0o777)
+	default:
+		sc.Type = "other (not saved)"
+	}
+	return nil
 }
 
 // overlayOf finds the overlay holding p and p's path inside its upper
@@ -105,18 +114,31 @@ func (v *View) overlayOf(p string) (Overlay, string, bool) {
 	return Overlay{}, "", false
 }
 
-func mkdirAllAt(dirFD int, p string) error {
-	cur := ""
+// mkdirAllAt makes the directories of p under dirFD, one component at a
+// time and never through a symbolic link (a link planted in the tree
+// fails with ELOOP or ENOTDIR instead of leading out of it), and returns
+// a descriptor on the last one.
+func mkdirAllAt(dirFD int, p string) (int, error) {
+	cur, err := unix.Openat(dirFD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
 	for _, part := range strings.Split(p, "/") {
 		if part == "" || part == "." {
 			continue
 		}
-		cur = path.Join(cur, part)
-		if err := unix.Mkdirat(dirFD, cur, 0o755); err != nil && err != unix.EEXIST {
-			return err
+		if err := unix.Mkdirat(cur, part, 0o755); err != nil && err != unix.EEXIST {
+			unix.Close(cur)
+			return -1, err
 		}
+		next, err := unix.Openat(cur, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(cur)
+		if err != nil {
+			return -1, err
+		}
+		cur = next
 	}
-	return nil
+	return cur, nil
 }
 
 func copyAt(srcDir int, src string, dstDir int, dst string, mode uint32) error {

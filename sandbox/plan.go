@@ -82,6 +82,9 @@ type Plan struct {
 	awsHosts        [][]string
 	sigv4           credentials.SigV4Policy
 	credentialNotes []string
+	// saveWritable is the allowWrite path holding SaveChanges, if any:
+	// refused, as the command could write there.
+	saveWritable string
 }
 
 // Compute builds the Plan for p.
@@ -112,8 +115,16 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		Timeout:     p.Process.Timeout,
 		ControlFD:   p.Process.ControlFD,
 		SaveChanges: p.Filesystem.SaveChanges,
-		AskFD:       p.Process.AskFD,
-		AskTimeout:  p.Process.AskTimeout,
+		saveWritable: func() string {
+			for _, w := range p.Filesystem.AllowWrite {
+				if p.Filesystem.SaveChanges != "" && policy.Within(p.Filesystem.SaveChanges, w) {
+					return w
+				}
+			}
+			return ""
+		}(),
+		AskFD:      p.Process.AskFD,
+		AskTimeout: p.Process.AskTimeout,
 	}
 	if err := computeNet(pl, p); err != nil {
 		return nil, err

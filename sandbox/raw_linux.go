@@ -290,11 +290,22 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	started = true // the first process removes the stubs from here on
 	// The overlays' descriptors were sent before the fork: they are
 	// there, ahead of anything else on the socket.
-	discards, err := recvOverlays(ctlSup, view)
-	if err != nil {
-		_ = proc.Signal(unix.SIGKILL)
+	// A failure from here on stops the sandbox through the lifeline, so
+	// PID 1 still removes the stubs, and waits for its last record.
+	abort := func(err error) (int, error) {
+		lifeW.Close()
+		ackW.Close()
+		for {
+			if rec, err := rawexec.ReadRecord(statR); err != nil || rec.Kind == rawexec.RecordDone {
+				break
+			}
+		}
 		_, _ = proc.Wait()
 		return failf(stderr, "%v", err), nil
+	}
+	discards, err := recvOverlays(ctlSup, view)
+	if err != nil {
+		return abort(err)
 	}
 	defer discards.Close()
 	if nw != nil {
@@ -306,16 +317,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 			err = nw.start(ctlSup)
 		}
 		if err != nil {
-			// Stop through the lifeline, so PID 1 still removes the stubs.
-			lifeW.Close()
-			ackW.Close()
-			for {
-				if rec, err := rawexec.ReadRecord(statR); err != nil || rec.Kind == rawexec.RecordDone {
-					break
-				}
-			}
-			_, _ = proc.Wait()
-			return failf(stderr, "%v", err), nil
+			return abort(err)
 		}
 	}
 

@@ -85,6 +85,9 @@ func withSaveDir(pl *Plan, run func() (int, error)) (int, error) {
 	if pl.SaveChanges == "" {
 		return run()
 	}
+	if d := pl.saveWritable; d != "" {
+		return 125, fmt.Errorf("--save-changes %s is inside %s, where the sandboxed command can write (it could plant links there for sbx to follow); name a directory outside every allowWrite path", pl.SaveChanges, d)
+	}
 	if err := os.Mkdir(pl.SaveChanges, 0o700); err != nil {
 		return 125, fmt.Errorf("--save-changes: %w", err)
 	}

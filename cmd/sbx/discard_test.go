@@ -276,3 +276,19 @@ func TestDiscardWritesNpm(t *testing.T) {
 		t.Fatalf("control: %s", r)
 	}
 }
+
+// The --save-changes directory must be out of the command's reach: in a
+// writable place the command could plant links for sbx to follow when it
+// writes the saved tree.
+func TestSaveChangesOutsideWritablePlaces(t *testing.T) {
+	d := discardTree(t)
+	w := hostTempDir(t)
+	saved := filepath.Join(w, "saved")
+	r := sbx(t, runOpts{dir: d}, "--allow-write", w, "--discard-writes", d, "--save-changes", saved, "--", "/bin/true")
+	if r.code != 125 || !strings.Contains(r.stderr, "where the sandboxed command can write") {
+		t.Fatalf("--save-changes inside --allow-write: %s", r)
+	}
+	if _, err := os.Stat(saved); err == nil {
+		t.Fatal("the refused directory was made")
+	}
+}
