@@ -218,23 +218,6 @@ func (c *rawCompiler) mkdir(label, path string, mode uint32, ignoreExist bool) {
 	}
 }
 
-// create makes an empty file (os.WriteFile(path, nil, mode)).
-func (c *rawCompiler) create(label, path string, mode uint32) {
-	c.p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
-		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).SaveTo(c.scr)
-	c.p.Syscall(label, unix.SYS_CLOSE, c.scr)
-}
-
-// writeNew makes a file holding data.
-func (c *rawCompiler) writeNew(label, path string, data []byte, mode uint32) {
-	c.p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
-		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).SaveTo(c.scr)
-	if len(data) > 0 {
-		c.p.Syscall(label, unix.SYS_WRITE, c.scr, rawexec.Bytes(data), rawexec.Imm(len(data))).Want(uintptr(len(data)))
-	}
-	c.p.Syscall(label, unix.SYS_CLOSE, c.scr)
-}
-
 func (c *rawCompiler) symlink(label, to, at string) {
 	c.p.Syscall(label, unix.SYS_SYMLINKAT, rawexec.String(to), rawexec.Int(unix.AT_FDCWD), rawexec.String(at))
 }
@@ -270,7 +253,7 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 	}
 	c.mount("mounting the staging tmpfs on "+base, "tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k")
 	c.mkdir("staging", newRoot, 0o755, false)
-	c.create("staging", empty, 0)
+	c.p.CreateFile("staging", empty, nil, 0)
 	hasContent, nOverlay := false, 0
 	for _, op := range plan.Ops {
 		hasContent = hasContent || op.Kind == OpContent
@@ -297,7 +280,7 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		c.mount("mounting the tmpfs for masked files", "tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m")
 		for i, op := range plan.Ops {
 			if op.Kind == OpContent {
-				c.writeNew("masked copy of "+op.Path, fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444)
+				c.p.CreateFile("masked copy of "+op.Path, fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444)
 			}
 		}
 		c.setattr("staging", contentDir, false, maskAttrs)
@@ -364,7 +347,7 @@ func (c *rawCompiler) dev(dev string, pty bool) {
 	}
 	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
 		c.made["/dev/"+n] = true
-		c.create("/dev/"+n, dev+"/"+n, 0o666)
+		c.p.CreateFile("/dev/"+n, dev+"/"+n, nil, 0o666)
 		c.mount("binding /dev/"+n, "/dev/"+n, dev+"/"+n, "", unix.MS_BIND, "")
 	}
 	for _, l := range [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}} {
@@ -516,7 +499,7 @@ func (c *rawCompiler) protectInView(label string, op Op, target string, v *RawVi
 			c.made[missing[i]] = true
 		}
 		if !op.Dir {
-			c.create(label, target, 0o444)
+			c.p.CreateFile(label, target, nil, 0o444)
 			c.made[op.Path] = true
 		}
 		v.made[op.Path] = true // its parent exists: op.Path is the first missing component
@@ -572,7 +555,7 @@ func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []str
 	if st.IsDir() {
 		c.mkdir(label, target, 0o755, false)
 	} else {
-		c.create(label, target, 0o444)
+		c.p.CreateFile(label, target, nil, 0o444)
 	}
 	c.made[op.Path] = true
 	return nil

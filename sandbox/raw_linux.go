@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -160,7 +159,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	if t := pl.Net.TLS; t != nil {
 		dir := filepath.Dir(t.BundlePath)
 		prog.Syscall("writing the TLS trust bundle", unix.SYS_MKDIRAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o755)).Ignore(unix.EEXIST)
-		writeNewOps(&prog, "writing the TLS trust bundle", t.BundlePath, t.Bundle, 0o444)
+		prog.CreateFile("writing the TLS trust bundle", t.BundlePath, t.Bundle, 0o444)
 		prog.Syscall("writing the TLS trust bundle", unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o555), rawexec.Imm(0))
 	}
 	prog.Fork("starting the command")
@@ -321,30 +320,9 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		}
 	}
 
-	var timedOut atomic.Bool
-	var stopOnce atomic.Bool
-	stop := func() {
-		if stopOnce.CompareAndSwap(false, true) {
-			lifeW.Close()
-			time.AfterFunc(3*time.Second, func() { _ = proc.Signal(unix.SIGKILL) })
-		}
-	}
-	if pl.Timeout > 0 {
-		t := time.AfterFunc(pl.Timeout, func() { timedOut.Store(true); stop() })
-		defer t.Stop()
-	}
-	done := make(chan struct{})
-	go func() {
-		<-notified
-		for {
-			select {
-			case s := <-sigc:
-				_ = proc.Signal(s.(unix.Signal))
-			case <-done:
-				return
-			}
-		}
-	}()
+	rl := startRelay(sigc, notified, pl.Timeout, lifeW,
+		func(s os.Signal) { _ = proc.Signal(s.(unix.Signal)) }, func() { _ = proc.Signal(unix.SIGKILL) })
+	defer rl.end()
 
 	var ws unix.WaitStatus
 	begun, exited, final := false, false, false
@@ -382,7 +360,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 			final = true
 		}
 	}
-	close(done)
+	rl.end()
 	if final {
 		go func() { _, _ = proc.Wait() }()
 	} else {
@@ -391,7 +369,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	lifeW.Close()
 	nw.close()
 	switch {
-	case timedOut.Load():
+	case rl.timedOut.Load():
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
 		return 124, nil
 	case startErr != nil:
@@ -471,16 +449,6 @@ func loopbackOps(p *rawexec.Program) {
 	binary.NativeEndian.PutUint16(ifr[unix.IFNAMSIZ:], unix.IFF_UP|unix.IFF_LOOPBACK)
 	p.Syscall("loopback up", unix.SYS_IOCTL, sock, rawexec.Imm(unix.SIOCSIFFLAGS), rawexec.Bytes(ifr))
 	p.Syscall("loopback", unix.SYS_CLOSE, sock)
-}
-
-// writeNewOps make the file path holding data (mode applies to a new file).
-func writeNewOps(p *rawexec.Program, label, path string, data []byte, mode uint32) {
-	fd := p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path),
-		rawexec.Imm(unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC), rawexec.Imm(mode)).Save()
-	if len(data) > 0 {
-		p.Syscall(label, unix.SYS_WRITE, fd, rawexec.Bytes(data), rawexec.Imm(len(data))).Want(uintptr(len(data)))
-	}
-	p.Syscall(label, unix.SYS_CLOSE, fd)
 }
 
 // sendOps send msg with the descriptors in slots over the control socket

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -219,31 +220,9 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	}
 	planW.Close()
 
-	var timedOut atomic.Bool
-	var stopOnce atomic.Bool
-	stop := func() {
-		if stopOnce.CompareAndSwap(false, true) {
-			lifeW.Close()
-			// Init kills everything and cleans up; give it a moment,
-			// then make sure.
-			time.AfterFunc(3*time.Second, func() { _ = cmd.Process.Kill() })
-		}
-	}
-	if pl.Timeout > 0 {
-		t := time.AfterFunc(pl.Timeout, func() { timedOut.Store(true); stop() })
-		defer t.Stop()
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				_ = cmd.Process.Signal(s)
-			case <-done:
-				return
-			}
-		}
-	}()
+	rl := startRelay(sigs, notified, pl.Timeout, lifeW,
+		func(s os.Signal) { _ = cmd.Process.Signal(s) }, func() { _ = cmd.Process.Kill() })
+	defer rl.end()
 
 	var last status
 	started, final := false, false
@@ -273,7 +252,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 			break
 		}
 	}
-	close(done)
+	rl.end()
 	if final {
 		go func() { _ = cmd.Wait() }()
 	} else {
@@ -282,7 +261,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	lifeW.Close()
 	nw.close()
 	switch {
-	case timedOut.Load():
+	case rl.timedOut.Load():
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
 		return 124, nil
 	case last.Error != "":
@@ -339,6 +318,51 @@ func usernsProblem(err error) string {
 		return fmt.Sprintf("cannot create a user namespace (%v): not permitted here (a container without user namespaces, or a seccomp profile that blocks them); fix: allow user namespaces, or run with --weaker-nested (Landlock + seccomp only)", err)
 	}
 	return fmt.Sprintf("cannot start the sandbox: %v", err)
+}
+
+// relay passes sbx's signals on to the sandbox's PID 1 and keeps its
+// timeout: when it expires the lifeline is closed (PID 1 kills everything
+// and cleans up) and, should PID 1 still be there 3 s later, it is killed.
+type relay struct {
+	timedOut atomic.Bool
+	done     chan struct{}
+	once     sync.Once
+	timer    *time.Timer
+}
+
+// startRelay starts relaying sigs (once notified is closed) through
+// signal, with the timeout (0: none) on lifeW, kill as the last resort.
+func startRelay(sigs <-chan os.Signal, notified <-chan struct{}, timeout time.Duration, lifeW *os.File, signal func(os.Signal), kill func()) *relay {
+	r := &relay{done: make(chan struct{})}
+	if timeout > 0 {
+		r.timer = time.AfterFunc(timeout, func() {
+			r.timedOut.Store(true)
+			lifeW.Close()
+			time.AfterFunc(3*time.Second, kill)
+		})
+	}
+	go func() {
+		<-notified
+		for {
+			select {
+			case s := <-sigs:
+				signal(s)
+			case <-r.done:
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// end stops relaying and the timeout.
+func (r *relay) end() {
+	r.once.Do(func() {
+		close(r.done)
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	})
 }
 
 // notifyAsync is signal.Notify(c, sigs...) in the background; the returned

@@ -363,11 +363,26 @@ func (p *Program) StoreAt(label string, buf []byte, off int, s Slot) {
 // sysctl or a cgroup file. They use the scratch slot, not one of the
 // Program's.
 func (p *Program) WriteFile(label, path string, data []byte) {
+	p.fileOps([3]string{label + ": open", label + ": write", label + ": close"}, path, unix.O_WRONLY, 0, data)
+}
+
+// CreateFile appends ops that make the file at path hold data (created
+// with mode if missing, truncated if not; no write for empty data), all
+// labelled label. Like WriteFile they use the scratch slot.
+func (p *Program) CreateFile(label, path string, data []byte, mode uint32) {
+	p.fileOps([3]string{label, label, label}, path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, mode, data)
+}
+
+// fileOps are open (with flags and mode), one write that must write all
+// of data, and close, labelled by labels.
+func (p *Program) fileOps(labels [3]string, path string, flags int, mode uint32, data []byte) {
 	scratch := Slot{scratchSlot + 1}
-	p.Syscall(label+": open", unix.SYS_OPENAT, Int(unix.AT_FDCWD), String(path),
-		Imm(unix.O_WRONLY|unix.O_CLOEXEC)).SaveTo(scratch)
-	p.Syscall(label+": write", unix.SYS_WRITE, scratch, Bytes(data), Imm(len(data))).Want(uintptr(len(data)))
-	p.Syscall(label+": close", unix.SYS_CLOSE, scratch)
+	p.Syscall(labels[0], unix.SYS_OPENAT, Int(unix.AT_FDCWD), String(path),
+		Imm(flags|unix.O_CLOEXEC), Imm(mode)).SaveTo(scratch)
+	if len(data) > 0 {
+		p.Syscall(labels[1], unix.SYS_WRITE, scratch, Bytes(data), Imm(len(data))).Want(uintptr(len(data)))
+	}
+	p.Syscall(labels[2], unix.SYS_CLOSE, scratch)
 }
 
 // Fork splits the program. Ops before it run in the first process (PID 1
