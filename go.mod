@@ -3,11 +3,8 @@ module github.com/sbx-sh/sbx
 go 1.26.8
 
 require (
-	github.com/elazarl/goproxy v1.9.2
 	github.com/seccomp/libseccomp-golang v0.11.1
 	golang.org/x/net v0.50.0
 	golang.org/x/sys v0.49.0
 	mvdan.cc/sh/v3 v3.14.1
 )
-
-require golang.org/x/text v0.34.0 // indirect

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Large plain-HTTP bodies (copied by bulkBody), with and without a
+// Large plain-HTTP bodies (copied with bulkPool buffers), with and without a
 // Content-Length and more at once than there are large buffers, arrive
 // intact.
 func TestPlainHTTPBulkBodies(t *testing.T) {

@@ -66,23 +66,32 @@
 //
 // HTTP proxy ([Proxy.ServeHTTP]): CONNECT host:port opens a TCP tunnel
 // (TLS, ssh, anything); absolute-form requests (GET http://host/path) are
-// forwarded through github.com/elazarl/goproxy. Origin-form requests
-// (GET /path, OPTIONS *), https:// in absolute form and a Host header that
-// disagrees with the target (after canonicalisation; a Host without a port
-// means 80 for plain HTTP and is accepted for CONNECT) are refused. Each
+// forwarded by net/http/httputil.ReverseProxy, used as a forward proxy.
+// Origin-form requests (GET /path, OPTIONS *), https:// in absolute form
+// and a Host header that disagrees with the target (after
+// canonicalisation; a Host without a port means 80 for plain HTTP and is
+// accepted for CONNECT) are refused. Each
 // client connection carries one request: plain responses say
 // "Connection: close", CONNECT hijacks the connection. This is what lets
 // the proxy check the Host header at all: net/http deletes it from
 // absolute-form and CONNECT requests, so the proxy keeps a copy of the
 // request head as received.
 //
-// goproxy's defaults are not trusted: CONNECT never reaches it (the proxy
-// answers every CONNECT itself; goproxy's own CONNECT handler rejects all
-// as a backstop), its upstream Transport has Proxy == nil (no
-// HTTP_PROXY/HTTPS_PROXY), no keep-alive (every request dials its own
-// vetted address) and a DialContext that only dials the addresses vetted
-// for that very request. goproxy's ConnectDial, which reads HTTPS_PROXY,
-// is replaced by one that always fails.
+// The forwarder sees only vetted absolute-form http:// requests (CONNECT
+// and origin-form requests are answered before it, and it refuses them
+// itself as a backstop). Its upstream Transport reads no
+// HTTP_PROXY/HTTPS_PROXY (its Proxy names only a configured Parent), keeps
+// no connection alive (every request dials its own vetted address) and
+// has a DialContext that only dials the addresses vetted for that very
+// request. The request goes upstream as the client sent it (after
+// Config.Rewrite), less its hop-by-hop and Proxy-* headers; nothing is
+// added (no X-Forwarded-For, no Via, no Go User-Agent) and Accept-Encoding,
+// query and body pass untouched. The answer loses its hop-by-hop headers;
+// a body of unknown length or of type text/event-stream is passed on as
+// it arrives; a body that breaks off upstream is cut off for the client
+// too; a 101 Switching Protocols (WebSocket) is relayed both ways until
+// either side ends it. An upstream that cannot be reached or answers
+// garbage is a 502 whose body starts "sbx proxy: ".
 //
 // SOCKS5 ([Proxy.ServeSOCKS]): the "no authentication" method and
 // CONNECT, with names resolved by the proxy (socks5h, ATYP domain) or IPv4

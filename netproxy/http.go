@@ -63,7 +63,9 @@ func (p *Proxy) ServeHTTP(l net.Listener) error {
 func (p *Proxy) handle(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
-			p.recovered(v)
+			if v != http.ErrAbortHandler { // forwardPlain's abort of a body it cannot finish
+				p.recovered(v)
+			}
 			panic(http.ErrAbortHandler) // net/http closes the connection quietly
 		}
 	}()
@@ -204,8 +206,8 @@ func (p *Proxy) handlePlain(w http.ResponseWriter, r *http.Request, cc *clientCo
 			return
 		}
 	}
-	p.gp.ServeHTTP(w, r)
-	if cc.hijacked.Load() { // a WebSocket upgrade: goproxy leaves the client open
+	p.forwardPlain(w, r)
+	if cc.hijacked.Load() { // a protocol switch (WebSocket) ended: the client is done too
 		_ = cc.Close()
 	}
 }

@@ -260,13 +260,13 @@ func TestConnectEarlyDataAndHalfClose(t *testing.T) {
 	}
 }
 
-func TestGoproxyIgnoresProxyEnvironment(t *testing.T) {
+func TestPlainHTTPIgnoresProxyEnvironment(t *testing.T) {
 	// A proxy on loopback that fails the test if anything reaches it.
 	trap := listen(t, "127.0.0.1:0")
 	defer trap.Close()
 	go func() {
 		if c, err := trap.Accept(); err == nil {
-			t.Errorf("goproxy dialled the environment's proxy")
+			t.Errorf("the plain-HTTP forwarder dialled the environment's proxy")
 			c.Close()
 		}
 	}()
@@ -322,7 +322,7 @@ func TestDNSRebinding(t *testing.T) {
 	}
 
 	// Plain HTTP: the echo server answers the request line back, which is
-	// not HTTP, so expect a 502 from goproxy — what matters is the dial.
+	// not HTTP, so expect a 502 from the forwarder — what matters is the dial.
 	raw := rawExchange(t, e.httpAddr, fmt.Sprintf("GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", target, target), 5*time.Second)
 	if resp := readResponse(t, raw); resp.StatusCode == 403 {
 		t.Fatalf("3: refused: %q", raw)

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/elazarl/goproxy"
 )
 
 // Config is the proxy's policy and plumbing.
@@ -83,9 +81,8 @@ type Proxy struct {
 	onDeny   func(Denial)
 	own      *ownAddrs
 	lim      limits
-	gp       *goproxy.ProxyHttpServer
-	tr       *http.Transport
-	mitm     *mitm // nil: CONNECTs are tunnelled opaquely
+	tr       *http.Transport // carries plain HTTP (forwardPlain)
+	mitm     *mitm           // nil: CONNECTs are tunnelled opaquely
 	rewrite  func(*http.Request, string, int, bool) string
 	parent   *Parent
 	mitmUp   *MITMUpstream
@@ -180,7 +177,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.gp, p.tr = p.newGoproxy()
+	p.tr = p.newTransport()
 	return p, nil
 }
 
