@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,4 +236,48 @@ func TestProtectedRoot(t *testing.T) {
 	if got := protectedRoot("/p/.git/config", ProtectedNames(true)); got != ".git/hooks" && got != "" {
 		t.Errorf("with allowGitConfig: %q", got)
 	}
+}
+
+// nameMatcher must answer exactly what path.Match answers for every
+// pattern shape it short-cuts, including names with '/' (a '*' never
+// spans one) and the empty remainder.
+func TestNameMatcherAgreesWithPathMatch(t *testing.T) {
+	pats := append([]string{"AWS_*", "*_TOKEN", "*", "A*B", "X?Y", "[AB]_KEY", `\*LIT`, "PLAIN", "*/", "/*"}, DefaultDeniedEnv...)
+	names := []string{"", "AWS_", "AWS_KEY", "AWS", "aws_key", "AWS_/X", "GH_TOKEN", "_TOKEN", "TOKEN", "A/_TOKEN", "AB", "AXB", "A/B",
+		"XZY", "A_KEY", "C_KEY", "*LIT", "PLAIN", "PLAINX", "/", "x/", "/x", "OPENAI_API_KEY", "SSH_AUTH_SOCK", "LD_PRELOAD"}
+	for _, p := range pats {
+		m := newNameMatcher([]string{p})
+		for _, n := range names {
+			want, _ := path.Match(p, n)
+			if got := m.match(n); got != want {
+				t.Errorf("pattern %q, name %q: matcher says %v, path.Match %v", p, n, got, want)
+			}
+		}
+	}
+	all := newNameMatcher(pats)
+	for _, n := range names {
+		want := false
+		for _, p := range pats {
+			if ok, _ := path.Match(p, n); ok {
+				want = true
+			}
+		}
+		if got := all.match(n); got != want {
+			t.Errorf("all patterns, name %q: matcher says %v, path.Match %v", n, got, want)
+		}
+	}
+}
+
+func FuzzNameMatcher(f *testing.F) {
+	f.Add("AWS_*", "AWS_KEY")
+	f.Add("*_TOKEN", "A/_TOKEN")
+	f.Fuzz(func(t *testing.T, p, n string) {
+		if _, err := path.Match(p, ""); err != nil {
+			return // FilterEnv refuses malformed patterns first
+		}
+		want, _ := path.Match(p, n)
+		if got := newNameMatcher([]string{p}).match(n); got != want {
+			t.Fatalf("pattern %q, name %q: matcher says %v, path.Match %v", p, n, got, want)
+		}
+	})
 }

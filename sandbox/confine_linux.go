@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"github.com/sbx-sh/sbx/seccomp"
@@ -167,7 +168,26 @@ func allCaps() []uintptr {
 	return caps
 }
 
-func lastCap() int {
+// lastCap is the highest capability this kernel knows. PR_CAPBSET_READ
+// fails with EINVAL past it, so a binary search over 0..63 costs six
+// prctl calls; /proc/sys/kernel/cap_last_cap is the fallback when prctl
+// is refused (an outer seccomp filter), 63 when both fail.
+var lastCap = sync.OnceValue(func() int {
+	known := func(c int) bool {
+		_, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		return err == nil
+	}
+	if known(0) {
+		lo, hi := 0, 64 // known(lo), !known(hi)
+		for hi-lo > 1 {
+			if mid := (lo + hi) / 2; known(mid) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return lo
+	}
 	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
 	if err != nil {
 		return 63
@@ -179,7 +199,7 @@ func lastCap() int {
 		}
 	}
 	return n
-}
+})
 
 // closeExtraFDs marks every descriptor from 3 up close-on-exec, so
 // nothing the caller leaked to sbx, and nothing sbx opened, reaches the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -270,6 +271,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
 
 	proc, startErr := rawexec.Start(&prog, attr)
+	runtime.SetDefaultGOMAXPROCS() // see Launch
 	lifeR.Close()
 	statW.Close()
 	ackR.Close()
@@ -552,7 +554,7 @@ func zeroArgsOps(p *rawexec.Program) bool {
 // dropCapsOps are dropCaps's steps: the bounding set, the ambient set,
 // the securebits locked, every set emptied.
 func dropCapsOps(p *rawexec.Program) {
-	for c := 0; c <= lastCap(); c++ {
+	for c, last := 0, lastCap(); c <= last; c++ {
 		p.Syscall(fmt.Sprintf("dropping capability %d from the bounding set", c), unix.SYS_PRCTL,
 			rawexec.Imm(unix.PR_CAPBSET_DROP), rawexec.Int(c), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,14 +36,21 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	return code
 }
 
-// Launch is Compute followed by Run, except that in the full mode the
-// sandbox's init is started before the expensive part of the plan (mount
-// view, Landlock rules, seccomp program) is computed, so that init's
-// start-up overlaps that work. Init does nothing before it has read the
-// whole plan. ready, when not nil, gets the complete plan before the plan
-// is handed to init (cmd/sbx prints its notices there). A plan that cannot
-// be computed is returned as the error, init killed and nothing run;
+// Launch is Compute followed by Run. In the full mode the sandbox's first
+// process is normally started raw (package rawexec: the complete plan is
+// compiled into one program of system calls, and no second Go runtime
+// starts); a plan too large for one program falls back to sbx's Go init,
+// which is started before the expensive part of the plan (mount view,
+// Landlock rules, seccomp program) is computed, so that its start-up
+// overlaps that work. ready, when not nil, gets the complete plan just
+// before the sandbox starts (cmd/sbx prints its notices there). A plan
+// that cannot be computed is returned as the error and nothing runs;
 // otherwise the int is sbx's exit status.
+//
+// Once the command runs, Launch gives the Go runtime its default
+// GOMAXPROCS back (runtime.SetDefaultGOMAXPROCS): cmd/sbx runs the start
+// on one P, which on two cores is measurably faster, and the proxy wants
+// every CPU afterwards.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
 		pl, err := Compute(p)
@@ -179,6 +187,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		go func() { <-notified; signal.Stop(sigs) }()
 	}()
 	startErr := cmd.Start()
+	runtime.SetDefaultGOMAXPROCS() // see Launch
 	if finish != nil && startErr == nil {
 		// Init is exec'd (Start returns once it is): its start-up (the
 		// Go runtime, package initialisation) runs while the plan is

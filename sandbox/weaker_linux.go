@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
 	pid, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
+	runtime.SetDefaultGOMAXPROCS() // see Launch
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return execStatus(err)

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,16 @@ var (
 )
 
 func main() {
+	if runtime.GOOS == "linux" {
+		// The start runs on one P. On the project's two cores a run
+		// starts 0.3 ms sooner, and 1 ms sooner with a large writable
+		// tree (issue 15): no goroutine of the supervisor runs on the
+		// other CPU, which stays free for the sandbox's first process,
+		// and no page the supervisor writes after the clone needs a
+		// cross-CPU TLB flush. sandbox.Launch gives the runtime its
+		// default back once the command runs.
+		runtime.GOMAXPROCS(1)
+	}
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		sandbox.InitMain(os.Args[2:])
 		return
@@ -318,7 +329,6 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	// Launch computes the plan while the sandbox's init starts.
 	code, err := sandbox.Launch(p, stderr, col, func(*sandbox.Plan) {
 		if p.Filesystem.Disabled {
 			fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")

@@ -182,6 +182,11 @@ func (p *Program) add(label string, o op) Call {
 		p.fail(fmt.Errorf("%w (at %q)", ErrTooLong, label))
 		return Call{p, -1}
 	}
+	if p.ops == nil {
+		// sbx's default plan is about 400 ops: start big enough that
+		// building it does not copy the list over and over.
+		p.ops, p.labels = make([]op, 0, 512), make([]string, 0, 512)
+	}
 	p.ops = append(p.ops, o)
 	p.labels = append(p.labels, label)
 	return Call{p, len(p.ops) - 1}
