@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -271,7 +270,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
 
 	proc, startErr := rawexec.Start(&prog, attr)
-	runtime.SetDefaultGOMAXPROCS() // see Launch
+	afterStart(pl)
 	lifeR.Close()
 	statW.Close()
 	ackR.Close()

@@ -47,10 +47,10 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 // that cannot be computed is returned as the error and nothing runs;
 // otherwise the int is sbx's exit status.
 //
-// Once the command runs, Launch gives the Go runtime its default
-// GOMAXPROCS back (runtime.SetDefaultGOMAXPROCS): cmd/sbx runs the start
-// on one P, which on two cores is measurably faster, and the proxy wants
-// every CPU afterwards.
+// cmd/sbx runs the start on one P (GOMAXPROCS 1), which on two cores is
+// measurably faster. Once the command runs, Launch gives the Go runtime
+// its default GOMAXPROCS back when the supervisor relays traffic (the
+// proxy, published ports), which wants every CPU; see afterStart.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
 		pl, err := Compute(p)
@@ -187,7 +187,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 		go func() { <-notified; signal.Stop(sigs) }()
 	}()
 	startErr := cmd.Start()
-	runtime.SetDefaultGOMAXPROCS() // see Launch
+	afterStart(pl)
 	if finish != nil && startErr == nil {
 		// Init is exec'd (Start returns once it is): its start-up (the
 		// Go runtime, package initialisation) runs while the plan is
@@ -385,4 +385,14 @@ func notifyAsync(c chan<- os.Signal, sigs ...os.Signal) <-chan struct{} {
 		close(done)
 	}()
 	return done
+}
+
+// afterStart runs once the command has started. A run that relays
+// traffic gets the runtime's default GOMAXPROCS back (the change stops
+// the world, 0.05-0.2 ms, so runs without a proxy keep one P: their
+// supervisor only waits).
+func afterStart(pl *Plan) {
+	if pl.Net.Proxy || len(pl.Net.Publish) > 0 {
+		runtime.SetDefaultGOMAXPROCS()
+	}
 }

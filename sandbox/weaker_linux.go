@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
 	pid, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
-	runtime.SetDefaultGOMAXPROCS() // see Launch
+	afterStart(pl)
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return execStatus(err)

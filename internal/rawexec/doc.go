@@ -185,7 +185,8 @@
 //     reaps that child, so a failed Start never leaves a zombie.
 //   - PR_SET_PDEATHSIG, setsid and chdir are ordinary ops. Note that the
 //     death signal follows the parent thread that cloned, which Start
-//     locks only around the clone.
+//     does not lock: a goroutine that later locks that thread and exits
+//     without unlocking ends it. sbx uses a lifeline pipe instead.
 //
 // The package builds on linux/amd64 and linux/arm64; elsewhere it holds
 // only this documentation.
