@@ -241,23 +241,39 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			}
 		}
 	}
+	// Each name's first component, and whether there is more.
+	type split struct {
+		first  string
+		nested bool
+	}
+	splits := make([]split, len(names))
 	firsts := map[string]bool{}
-	for _, pn := range names {
-		first, _, _ := strings.Cut(pn.Name, "/")
+	for i, pn := range names {
+		first, _, nested := strings.Cut(pn.Name, "/")
+		splits[i] = split{first, nested}
 		firsts[first] = true
 	}
 	seen := map[string]bool{}
 	// emit visits the scanned directories in the order of a depth-first
 	// walk with entries in name order, so that the ops (and the first
-	// error) do not depend on how the scan was scheduled.
-	var emit func(tree map[string]*dirInfo, root, dir string, level int)
-	emit = func(tree map[string]*dirInfo, root, dir string, level int) {
-		d := tree[dir]
+	// error) do not depend on how the scan was scheduled. The directory's
+	// path is made in path, which its subdirectories' calls extend (see
+	// appendSubPath; clean as for subPaths), and is made a string only
+	// when there is something to add.
+	var emit func(tree map[string]*dirInfo, root string, path []byte, level int, clean bool)
+	emit = func(tree map[string]*dirInfo, root string, path []byte, level int, clean bool) {
+		d := tree[string(path)]
 		if d == nil || r.err != nil {
 			return // not readable, or already walked from an earlier root
 		}
-		for _, pn := range names {
-			first, _, nested := strings.Cut(pn.Name, "/")
+		todo, dir := names, ""
+		if level > 0 && len(d.have) == 0 {
+			todo = nil // no protected name here, and nothing to stub below the root
+		} else {
+			dir = string(path)
+		}
+		for i, pn := range todo {
+			first, nested := splits[i].first, splits[i].nested
 			typ, ok := d.have[first]
 			if !ok {
 				if level == 0 && !pn.OnlyIfFile {
@@ -309,22 +325,92 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			return
 		}
 		for _, sub := range d.subs {
-			emit(tree, root, filepath.Join(dir, sub), level+1)
+			emit(tree, root, appendSubPath(path, sub, clean), level+1, true)
 		}
 	}
 	// A directory already walked is not walked again: the working
 	// directory's subtree is not searched again from its writable root.
-	for _, rd := range roots {
+	for i, rd := range roots {
 		if r.err != nil {
 			break
 		}
 		tree, visited := scanRoot(rd.dir, depth, firsts, seen, cacheDir)
-		for _, v := range visited {
-			seen[v] = true
+		if i < len(roots)-1 { // only the roots still to scan skip them
+			for _, v := range visited {
+				seen[v] = true
+			}
 		}
-		emit(tree, rd.pinTo, rd.dir, 0)
+		emit(tree, rd.pinTo, append(make([]byte, 0, 256), rd.dir...), 0, filepath.Clean(rd.dir) == rd.dir)
 	}
 	return r
+}
+
+// plainName says whether name is one plain path component: joined to a
+// clean directory it makes a clean path.
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && strings.IndexByte(name, '/') < 0
+}
+
+// subPaths appends to ps filepath.Join(dir, sub) for each sub in subs,
+// the subdirectories the protected-name search listed in dir. When clean
+// says dir is clean already (the search's root when filepath.Clean
+// leaves it as it is, and every path the search makes below it) and the
+// names are plain, the joined paths are clean too: they are made without
+// Clean's pass over each, as substrings of one string.
+func subPaths(ps []string, dir string, subs []string, clean bool) []string {
+	prefix := len(dir) + 1 // dir + "/"
+	switch dir {
+	case "/":
+		prefix = 1
+	case "", ".":
+		prefix = 0
+	}
+	n := 0
+	for _, sub := range subs {
+		if !clean || !plainName(sub) {
+			for _, sub := range subs {
+				ps = append(ps, filepath.Join(dir, sub))
+			}
+			return ps
+		}
+		n += prefix + len(sub)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, sub := range subs {
+		switch prefix {
+		case 0:
+		case 1:
+			b.WriteByte('/')
+		default:
+			b.WriteString(dir)
+			b.WriteByte('/')
+		}
+		b.WriteString(sub)
+	}
+	all, off := b.String(), 0
+	for _, sub := range subs {
+		ps = append(ps, all[off:off+prefix+len(sub)])
+		off += prefix + len(sub)
+	}
+	return ps
+}
+
+// appendSubPath appends the rest of filepath.Join(string(dir), sub) to
+// dir, as subPaths would make it; when Clean must make it, it is made in
+// a new slice, and dir is left as it was.
+func appendSubPath(dir []byte, sub string, clean bool) []byte {
+	if !clean || !plainName(sub) {
+		return []byte(filepath.Join(string(dir), sub))
+	}
+	switch string(dir) {
+	case "", ".":
+		return append(dir[:0:0], sub...)
+	case "/":
+	default:
+		dir = append(dir, '/')
+	}
+	return append(dir, sub...)
 }
 
 // entryType is what the protected-name search needs to know of an entry.

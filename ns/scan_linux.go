@@ -40,11 +40,19 @@ func scanRoot(root string, depth int, firsts, skip map[string]bool, cacheDir str
 // scanTreeCached is scanTree, reading each directory through c when it
 // is not nil.
 func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *scanCache) (map[string]*dirInfo, []string) {
-	tree := map[string]*dirInfo{}
+	// A scan through the cache meets about the directories the last
+	// one remembered.
+	hint := 0
+	if c != nil {
+		hint = c.old.keys
+	}
+	tree := make(map[string]*dirInfo, hint)
 	if skip[root] {
 		return tree, nil
 	}
-	visited := []string{root}
+	visited := make([]string, 1, hint+1)
+	visited[0] = root
+	rootClean := filepath.Clean(root) == root
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return tree, visited
@@ -62,7 +70,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 		wg     sync.WaitGroup
 	)
 	workers := min(max(runtime.GOMAXPROCS(0), 1), 4)
-	if c != nil && len(c.old) > 0 {
+	if c != nil && c.old.keys > 0 {
 		// Mostly answered from the cache: one fstatat or open a
 		// directory, less than the hand-offs between workers cost.
 		workers = 1
@@ -73,7 +81,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 			defer wg.Done()
 			buf := make([]byte, 16<<10)
 			var kids []job
-			var tried []string
+			var tried, paths []string
 			var known []hit
 			for {
 				mu.Lock()
@@ -90,7 +98,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 				active++
 				mu.Unlock()
 
-				kids, tried, known = kids[:0], tried[:0], known[:0]
+				kids, tried, paths, known = kids[:0], tried[:0], paths[:0], known[:0]
 				var d *dirInfo
 				if c != nil {
 					d = c.read(j.fd, j.level < depth, firsts, buf)
@@ -98,8 +106,9 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 					d = readDirInfo(j.fd, j.level < depth, firsts, buf)
 				}
 				if d != nil {
-					for _, sub := range d.subs {
-						p := filepath.Join(j.path, sub)
+					paths = subPaths(paths, j.path, d.subs, j.level > 0 || rootClean)
+					for i, sub := range d.subs {
+						p := paths[i]
 						if skip[p] {
 							continue
 						}

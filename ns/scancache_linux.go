@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,9 +60,64 @@ const maxCacheFile = 64 << 20
 type dirKey struct{ dev, ino uint64 }
 
 type cacheEntry struct {
+	key    dirKey
 	ctime  int64 // ns since the epoch
 	deeper bool  // subs were listed
-	info   *dirInfo
+	info   dirInfo
+}
+
+// cacheIndex is a cache file's entries, in the file's order, and a hash
+// table over them (one allocation, no per-entry work beyond a few
+// probes): slots holds, for each key, 1 + the index of its entry, in the
+// slot keySlot gives or the next free one after it; 0 is a free slot.
+// When the file has a key twice, the later entry is the one found (as
+// when the file was decoded into a map), and the earlier one is never
+// used.
+type cacheIndex struct {
+	entries []cacheEntry
+	slots   []int32 // a power of two long, at most half full
+	keys    int     // distinct keys
+}
+
+func (x *cacheIndex) keySlot(k dirKey) int {
+	h := k.ino*0x9e3779b97f4a7c15 ^ k.dev*0xc2b2ae3d27d4eb4f
+	return int(h>>32) & (len(x.slots) - 1)
+}
+
+// find returns the index of the entry with key k, or -1.
+func (x *cacheIndex) find(k dirKey) int {
+	if len(x.slots) == 0 {
+		return -1
+	}
+	for i := x.keySlot(k); ; i = (i + 1) & (len(x.slots) - 1) {
+		s := x.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if x.entries[s-1].key == k {
+			return int(s - 1)
+		}
+	}
+}
+
+// index makes the table over entries.
+func (x *cacheIndex) index() {
+	n := 8
+	for n < 2*len(x.entries) {
+		n *= 2
+	}
+	x.slots = make([]int32, n)
+	for e := range x.entries {
+		k := x.entries[e].key
+		i := x.keySlot(k)
+		for x.slots[i] != 0 && x.entries[x.slots[i]-1].key != k {
+			i = (i + 1) & (n - 1)
+		}
+		if x.slots[i] == 0 {
+			x.keys++
+		}
+		x.slots[i] = int32(e + 1)
+	}
 }
 
 // scanCache is one writable root's cache while a scan runs.
@@ -70,10 +126,15 @@ type scanCache struct {
 	root      string
 	sig       uint64
 	horizon   int64
-	old       map[dirKey]cacheEntry
+	old       cacheIndex
 
+	// The entries for the next file are the old entries kept (those
+	// this scan found valid, and did not read and remember again since)
+	// and the fresh ones (no key in both): for each directory, what the
+	// scan last had of it.
 	mu     sync.Mutex
-	cur    map[dirKey]cacheEntry
+	kept   []bool // by index in old.entries
+	fresh  map[dirKey]cacheEntry
 	misses int
 	hits   int
 	// changed: an entry was added or replaced (a directory read and
@@ -114,14 +175,11 @@ func openScanCache(dir, root string, firsts map[string]bool) *scanCache {
 		root:    root,
 		sig:     h.Sum64(),
 		horizon: time.Now().Add(-cacheMargin).UnixNano(),
-		old:     map[dirKey]cacheEntry{},
-		cur:     map[dirKey]cacheEntry{},
 	}
 	if b, err := readPrivate(filepath.Join(dir, c.file)); err == nil {
-		if old, err := decodeCache(b, root, c.sig); err == nil {
-			c.old = old
-		}
+		c.old, _ = decodeCache(b, root, c.sig)
 	}
+	c.kept = make([]bool, len(c.old.entries))
 	return c
 }
 
@@ -143,7 +201,13 @@ func (c *scanCache) read(fd int, deeper bool, firsts map[string]bool, buf []byte
 	c.mu.Lock()
 	c.misses++
 	if d != nil && ct < c.horizon {
-		c.cur[k] = cacheEntry{ctime: ct, deeper: deeper, info: d}
+		if c.fresh == nil {
+			c.fresh = map[dirKey]cacheEntry{}
+		}
+		c.fresh[k] = cacheEntry{key: k, ctime: ct, deeper: deeper, info: *d}
+		if i := c.old.find(k); i >= 0 {
+			c.kept[i] = false
+		}
 		c.changed = true
 	}
 	c.mu.Unlock()
@@ -165,38 +229,60 @@ func (c *scanCache) peek(dirfd int, name string, deeper bool) *dirInfo {
 // valid), counted as a hit and kept for the next file. Without deeper the
 // subdirectory list is left out, as readDirInfo leaves it out.
 func (c *scanCache) lookup(k dirKey, ct int64, deeper bool) *dirInfo {
-	e, ok := c.old[k]
-	if !ok || e.ctime != ct || (deeper && !e.deeper) {
+	i := c.old.find(k)
+	if i < 0 {
+		return nil
+	}
+	e := &c.old.entries[i]
+	if e.ctime != ct || (deeper && !e.deeper) {
 		return nil
 	}
 	c.mu.Lock()
-	c.cur[k] = e
+	c.kept[i] = true
+	if len(c.fresh) > 0 {
+		delete(c.fresh, k)
+	}
 	c.hits++
 	c.mu.Unlock()
 	if !deeper && len(e.info.subs) > 0 {
 		return &dirInfo{have: e.info.have}
 	}
-	return e.info
+	return &e.info
 }
 
 // save writes the entries of this scan when it read anything or dropped
 // an entry; errors are ignored (the cache is an optimisation).
 func (c *scanCache) save() {
-	if !c.changed && len(c.cur) == len(c.old) {
+	kept := 0
+	for _, k := range c.kept {
+		if k {
+			kept++
+		}
+	}
+	if !c.changed && kept == c.old.keys {
 		return // nothing new to remember (a directory changed just now is not)
 	}
-	if len(c.cur) < minCacheDirs {
-		if len(c.old) > 0 {
+	if kept+len(c.fresh) < minCacheDirs {
+		if len(c.old.entries) > 0 {
 			os.Remove(filepath.Join(c.dir, c.file))
 		}
 		return
+	}
+	cur := make([]cacheEntry, 0, kept+len(c.fresh))
+	for i, e := range c.old.entries {
+		if c.kept[i] {
+			cur = append(cur, e)
+		}
+	}
+	for _, e := range c.fresh {
+		cur = append(cur, e)
 	}
 	prune(c.dir)
 	tmp, err := os.CreateTemp(c.dir, c.file+".*")
 	if err != nil {
 		return
 	}
-	_, err = tmp.Write(encodeCache(c.cur, c.root, c.sig))
+	_, err = tmp.Write(encodeCache(cur, c.root, c.sig))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -247,27 +333,40 @@ func ownedPrivate(path string, dir bool) bool {
 }
 
 // readPrivate reads a cache file that ownedPrivate would accept, checking
-// the file it opened (not the name).
-func readPrivate(path string) ([]byte, error) {
+// the file it opened (not the name). The file comes back as a string,
+// without a copy: nothing else holds the bytes it was read into, and the
+// names decodeCache takes from it are substrings of it.
+func readPrivate(path string) (string, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
+		return "", err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 || st.Size > maxCacheFile {
-		return nil, errors.New("untrusted scan cache")
+		return "", errors.New("untrusted scan cache")
+	}
+	if st.Size == 0 {
+		return "", nil
 	}
 	b := make([]byte, st.Size)
-	n, err := f.ReadAt(b, 0)
-	if n != len(b) {
-		return nil, err
+	for off := 0; off < len(b); {
+		n, err := unix.Pread(fd, b[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return "", errors.New("scan cache cut short")
+		}
+		off += n
 	}
-	return b, nil
+	return unsafe.String(&b[0], len(b)), nil
 }
 
 // The file: magic, signature (u64), root (u16 length, bytes), count
@@ -275,7 +374,7 @@ func readPrivate(path string) ([]byte, error) {
 // the protected names it holds (u16 count; type u8, u16 length, bytes)
 // and its subdirectories (u32 count; u16 length, bytes). Little-endian.
 
-func encodeCache(m map[dirKey]cacheEntry, root string, sig uint64) []byte {
+func encodeCache(ents []cacheEntry, root string, sig uint64) []byte {
 	le := binary.LittleEndian
 	b := append([]byte(cacheMagic), make([]byte, 8)...)
 	le.PutUint64(b[len(cacheMagic):], sig)
@@ -284,10 +383,10 @@ func encodeCache(m map[dirKey]cacheEntry, root string, sig uint64) []byte {
 		b = append(b, s...)
 	}
 	str(root)
-	b = le.AppendUint32(b, uint32(len(m)))
-	for k, e := range m {
-		b = le.AppendUint64(b, k.dev)
-		b = le.AppendUint64(b, k.ino)
+	b = le.AppendUint32(b, uint32(len(ents)))
+	for _, e := range ents {
+		b = le.AppendUint64(b, e.key.dev)
+		b = le.AppendUint64(b, e.key.ino)
 		b = le.AppendUint64(b, uint64(e.ctime))
 		deeper := byte(0)
 		if e.deeper {
@@ -309,45 +408,131 @@ func encodeCache(m map[dirKey]cacheEntry, root string, sig uint64) []byte {
 
 var errCache = errors.New("malformed scan cache")
 
-func decodeCache(b []byte, root string, sig uint64) (map[dirKey]cacheEntry, error) {
-	le := binary.LittleEndian
-	bad := false
-	take := func(n int) []byte {
-		if bad || n > len(b) {
-			bad = true
-			return make([]byte, n)
-		}
-		v := b[:n]
-		b = b[n:]
-		return v
+// The smallest encodings, which bound the counts a file can hold before
+// anything is allocated for them: a directory with no names and no
+// subdirectories, a protected name, a subdirectory.
+const minEntry, minHave, minSub = 8 + 8 + 8 + 1 + 2 + 4, 1 + 2, 2
+
+// cacheReader reads the file's fields in order; past the end (or after
+// any error) it is bad and returns zeros.
+type cacheReader struct {
+	s   string
+	off int
+	bad bool
+}
+
+// next moves past the n bytes of the next field and returns where they
+// start, or -1 when they are not all there.
+func (r *cacheReader) next(n int) int {
+	if r.bad || n > len(r.s)-r.off {
+		r.bad = true
+		return -1
 	}
-	str := func() string { return string(take(int(le.Uint16(take(2))))) }
-	if string(take(len(cacheMagic))) != cacheMagic || le.Uint64(take(8)) != sig || str() != root || bad {
-		return nil, errCache
+	i := r.off
+	r.off += n
+	return i
+}
+
+func (r *cacheReader) left() int { return len(r.s) - r.off }
+
+// The integers are little-endian, read as binary.LittleEndian reads
+// them (which the compiler turns into single loads).
+
+func (r *cacheReader) u8() byte {
+	if i := r.next(1); i >= 0 {
+		return r.s[i]
 	}
-	n := int(le.Uint32(take(4)))
-	m := make(map[dirKey]cacheEntry, min(n, 1<<16))
-	for i := 0; i < n && !bad; i++ {
-		k := dirKey{le.Uint64(take(8)), le.Uint64(take(8))}
-		e := cacheEntry{ctime: int64(le.Uint64(take(8))), deeper: take(1)[0] == 1, info: &dirInfo{}}
-		if nh := int(le.Uint16(take(2))); nh > 0 {
+	return 0
+}
+
+func (r *cacheReader) u16() uint16 {
+	if i := r.next(2); i >= 0 {
+		b := r.s[i : i+2]
+		return uint16(b[0]) | uint16(b[1])<<8
+	}
+	return 0
+}
+
+func (r *cacheReader) u32() uint32 {
+	if i := r.next(4); i >= 0 {
+		b := r.s[i : i+4]
+		return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+	}
+	return 0
+}
+
+func (r *cacheReader) u64() uint64 {
+	if i := r.next(8); i >= 0 {
+		b := r.s[i : i+8]
+		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	}
+	return 0
+}
+
+func (r *cacheReader) str() string {
+	n := int(r.u16())
+	if i := r.next(n); i >= 0 {
+		return r.s[i : i+n]
+	}
+	return ""
+}
+
+// decodeCache decodes a whole cache file made for root and the name set
+// sig. The names in its entries are substrings of b, and the entries are
+// allocated together, sized by the counts once the file is known to be
+// large enough to hold them.
+func decodeCache(b string, root string, sig uint64) (cacheIndex, error) {
+	r := cacheReader{s: b}
+	if r.next(len(cacheMagic)) < 0 || r.s[:len(cacheMagic)] != cacheMagic || r.u64() != sig || r.str() != root || r.bad {
+		return cacheIndex{}, errCache
+	}
+	n := int(r.u32())
+	if r.bad || n > r.left()/minEntry {
+		return cacheIndex{}, errCache
+	}
+	ents := make([]cacheEntry, n)
+	// The subdirectory lists lie end to end in subs, each capped so that
+	// an append to one cannot write into the next. Most directories are
+	// listed in their parent's entry: the entries left are a fair guess
+	// at the subdirectories left.
+	var subs []string
+	for i := 0; i < n && !r.bad; i++ {
+		e := &ents[i]
+		e.key = dirKey{r.u64(), r.u64()}
+		e.ctime = int64(r.u64())
+		e.deeper = r.u8() == 1
+		if nh := int(r.u16()); nh > 0 {
+			if nh > r.left()/minHave {
+				return cacheIndex{}, errCache
+			}
 			e.info.have = make(map[string]entryType, nh)
-			for j := 0; j < nh && !bad; j++ {
-				t := entryType(take(1)[0])
+			for j := 0; j < nh && !r.bad; j++ {
+				t := entryType(r.u8())
 				if t > typeSymlink {
-					bad = true
+					r.bad = true
 				}
-				e.info.have[str()] = t
+				e.info.have[r.str()] = t
 			}
 		}
-		ns := int(le.Uint32(take(4)))
-		for j := 0; j < ns && !bad; j++ {
-			e.info.subs = append(e.info.subs, str())
+		if ns := int(r.u32()); ns > 0 && !r.bad {
+			if ns > r.left()/minSub {
+				return cacheIndex{}, errCache
+			}
+			if cap(subs)-len(subs) < ns {
+				subs = make([]string, 0, max(ns, n-i))
+			}
+			start := len(subs)
+			for j := 0; j < ns && !r.bad; j++ {
+				subs = append(subs, r.str())
+			}
+			e.info.subs = subs[start:len(subs):len(subs)]
 		}
-		m[k] = e
 	}
-	if bad || len(b) != 0 {
-		return nil, errCache
+	if r.bad || r.left() != 0 {
+		return cacheIndex{}, errCache
 	}
-	return m, nil
+	x := cacheIndex{entries: ents}
+	x.index()
+	return x, nil
 }

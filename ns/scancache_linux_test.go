@@ -180,37 +180,58 @@ func TestScanCacheTrust(t *testing.T) {
 	os.Chmod(cache, 0o700)
 	// Another name set, or another root, does not use these entries.
 	c := openScanCache(cache, root, map[string]bool{".git": true})
-	if c == nil || len(c.old) != 0 {
+	if c == nil || len(c.old.entries) != 0 {
 		t.Fatal("entries made for another set of names were loaded")
 	}
 	// Every truncation of a valid file is refused, never a panic.
 	sig := openScanCache(cache, root, cacheFirsts).sig
-	if _, err := decodeCache(b, root, sig); err != nil {
+	if _, err := decodeCache(string(b), root, sig); err != nil {
 		t.Fatalf("the file itself: %v", err)
 	}
 	for n := 0; n < len(b); n++ {
-		if _, err := decodeCache(b[:n], root, sig); err == nil {
+		if _, err := decodeCache(string(b[:n]), root, sig); err == nil {
 			t.Fatalf("a file cut at %d of %d bytes decoded", n, len(b))
 		}
 	}
-	if _, err := decodeCache(append(b, 0), root, sig); err == nil {
+	if _, err := decodeCache(string(b)+"\x00", root, sig); err == nil {
 		t.Fatal("a file with trailing bytes decoded")
 	}
-	if _, err := decodeCache(b, "/elsewhere", sig); err == nil {
+	if _, err := decodeCache(string(b), "/elsewhere", sig); err == nil {
 		t.Fatal("a file made for another root decoded")
 	}
 }
 
 func FuzzDecodeCache(f *testing.F) {
-	e := map[dirKey]cacheEntry{{1, 2}: {ctime: 3, deeper: true, info: &dirInfo{have: map[string]entryType{".git": typeDir}, subs: []string{"a", "b"}}}}
+	e := []cacheEntry{{key: dirKey{1, 2}, ctime: 3, deeper: true, info: dirInfo{have: map[string]entryType{".git": typeDir}, subs: []string{"a", "b"}}}}
+	f.Add(encodeCache(e, "/r", 7))
+	// Several entries, one key twice.
+	e = append(e, cacheEntry{key: dirKey{1, 3}, ctime: 4}, cacheEntry{key: dirKey{1, 2}, ctime: 5, info: dirInfo{subs: []string{"c"}}})
 	f.Add(encodeCache(e, "/r", 7))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := decodeCache(b, "/r", 7)
+		x, err := decodeCache(string(b), "/r", 7)
 		if err == nil {
 			// What decodes encodes back to something that decodes the same.
-			m2, err := decodeCache(encodeCache(m, "/r", 7), "/r", 7)
-			if err != nil || !reflect.DeepEqual(m, m2) {
-				t.Fatalf("round trip: %v %v", err, m2)
+			x2, err := decodeCache(string(encodeCache(x.entries, "/r", 7)), "/r", 7)
+			if err != nil || !reflect.DeepEqual(x, x2) {
+				t.Fatalf("round trip: %v %v", err, x2)
+			}
+			// Each key finds its last entry, as when the file was
+			// decoded into a map; no other key finds one.
+			last := map[dirKey]int{}
+			for i, e := range x.entries {
+				last[e.key] = i
+			}
+			for k, i := range last {
+				if j := x.find(k); j != i {
+					t.Fatalf("key %v finds entry %d, not %d", k, j, i)
+				}
+				other := dirKey{k.dev, k.ino + 1}
+				if _, in := last[other]; !in && x.find(other) >= 0 {
+					t.Fatalf("key %v, not in the file, finds an entry", other)
+				}
+			}
+			if x.keys != len(last) {
+				t.Fatalf("%d keys, not %d", x.keys, len(last))
 			}
 		}
 	})
