@@ -3,6 +3,7 @@ package landlock
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -185,10 +186,10 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 		for dir := g; dir != d; {
 			next := childOnPath(dir, d)
 			grants[dir] |= accessReadDir
-			entries, err := os.ReadDir(dir)
+			entries, err := readDirUnsorted(dir)
 			if err == nil {
 				for _, e := range entries {
-					c := filepath.Join(dir, e.Name())
+					c := joinClean(dir, e.Name())
 					if c != next {
 						grants[c] |= Read
 						if !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
@@ -204,8 +205,28 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 	for path, acc := range grants {
 		out = append(out, Rule{Path: path, Access: acc, NotDir: notDir[path]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// readDirUnsorted is os.ReadDir without the sort (readRules sorts its
+// result once): / and /etc are read on every run.
+func readDirUnsorted(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// joinClean is filepath.Join for a clean absolute dir and a name from a
+// directory listing (no "/", not "." or "..").
+func joinClean(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }
 
 func childOnPath(dir, target string) string {

@@ -183,9 +183,10 @@ func (p *Program) add(label string, o op) Call {
 		return Call{p, -1}
 	}
 	if p.ops == nil {
-		// sbx's default plan is about 400 ops: start big enough that
-		// building it does not copy the list over and over.
-		p.ops, p.labels = make([]op, 0, 512), make([]string, 0, 512)
+		// sbx's default plan is about 850 ops (four for each of ~200
+		// Landlock rules): start big enough that building it does not
+		// copy the list over and over.
+		p.ops, p.labels = make([]op, 0, 1024), make([]string, 0, 1024)
 	}
 	p.ops = append(p.ops, o)
 	p.labels = append(p.labels, label)
