@@ -166,12 +166,7 @@ func TestPlainHTTPUnknownLengthStreams(t *testing.T) {
 				<-release
 			})
 			e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
-			c, err := net.Dial("tcp", e.httpAddr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			c := dialProxy(t, e.httpAddr)
 			fmt.Fprintf(c, "GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test:%d\r\n\r\n", port, port)
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {
@@ -239,12 +234,7 @@ func TestPlainHTTPUpgradeRoundTrip(t *testing.T) {
 		}
 	})
 	e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
-	c, err := net.Dial("tcp", e.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	c := dialProxy(t, e.httpAddr)
 	fmt.Fprintf(c, "GET http://allowed.test:%d/ws HTTP/1.1\r\nHost: allowed.test:%d\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", port, port)
 	br := bufio.NewReader(c)

@@ -360,3 +360,16 @@ func goroutineDump() string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// dialProxy connects to the proxy at addr with a 5 s deadline; the
+// connection is closed when the test ends.
+func dialProxy(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c
+}

@@ -235,12 +235,7 @@ func TestDuplicateHostHeader(t *testing.T) {
 func TestConnectEarlyDataAndHalfClose(t *testing.T) {
 	port := echoServer(t)
 	e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
-	c, err := net.Dial("tcp", e.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	c := dialProxy(t, e.httpAddr)
 	// The request and the first tunnel bytes in one write, before the 200.
 	fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: allowed.test:%d\r\n\r\nearly-", port, port)
 	br := bufio.NewReader(c)
@@ -367,12 +362,7 @@ func TestPlainHTTPUpgrade(t *testing.T) {
 	defer srv.Close()
 	port := serverPort(t, srv)
 	e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
-	c, err := net.Dial("tcp", e.httpAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	c := dialProxy(t, e.httpAddr)
 	fmt.Fprintf(c, "GET http://allowed.test:%d/ws HTTP/1.1\r\nHost: allowed.test:%d\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", port, port)
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
