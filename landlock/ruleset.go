@@ -220,11 +220,16 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	return f.ReadDir(-1)
 }
 
-// joinClean is filepath.Join for a clean absolute dir and a name from a
-// directory listing (no "/", not "." or "..").
+// joinClean is filepath.Join for a name from a directory listing (no
+// "/", not "." or ".."), without Join's Clean when dir is clean already
+// (policy cleans every path; an unclean one still gets Join, or the
+// comparison with the denied path's ancestors would miss).
 func joinClean(dir, name string) string {
-	if dir == "/" {
+	switch {
+	case dir == "/":
 		return "/" + name
+	case filepath.Clean(dir) != dir: // no allocation when it is clean
+		return filepath.Join(dir, name)
 	}
 	return dir + "/" + name
 }

@@ -1,6 +1,7 @@
 package landlock
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -49,5 +50,15 @@ func TestReadRulesPathOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// joinClean must give filepath.Join's answer, clean dir or not: readRules
+// compares its result with the denied path's ancestors.
+func TestJoinClean(t *testing.T) {
+	for _, dir := range []string{"/", "/etc", "/etc/", "//etc", "/etc/./ssh", "/a/../etc", "/.config", "/etc/.d"} {
+		if got, want := joinClean(dir, "x"), filepath.Join(dir, "x"); got != want {
+			t.Errorf("joinClean(%q, x) = %q, want %q", dir, got, want)
+		}
 	}
 }

@@ -70,6 +70,16 @@ func (p *Proxy) forwardPlain(w http.ResponseWriter, r *http.Request) {
 	// after each), and a 101 carries its own Connection: Upgrade.
 	// response and failed set it again.
 	w.Header().Del("Connection")
+	if r.ProtoAtLeast(1, 1) && r.ContentLength != 0 && expectsContinue(r.Header) {
+		// Answered here, on the handler's goroutine, before anything is
+		// forwarded, and not sent upstream. Otherwise net/http writes its
+		// own 100 Continue from the goroutine that reads the body for the
+		// upstream request while ReverseProxy relays the upstream's 1xx
+		// answers from another, both into the client's buffer without a
+		// common lock (golang/go#80949; go test -race shows it).
+		w.WriteHeader(http.StatusContinue)
+		r.Header.Del("Expect")
+	}
 	f := &plainForward{w: w}
 	rp := &httputil.ReverseProxy{
 		Transport:      p.tr,
@@ -134,6 +144,19 @@ func (f *plainForward) response(res *http.Response) error {
 	}
 	f.bulk = res.Body != http.NoBody && (res.ContentLength < 0 || res.ContentLength > bulkBodyMin)
 	return nil
+}
+
+// expectsContinue reports whether h's Expect header asks for a 100
+// Continue (a token, case-insensitive, as net/http reads it).
+func expectsContinue(h http.Header) bool {
+	for _, v := range h["Expect"] {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "100-continue") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // upgradeOf is the protocol h's Upgrade header asks for when its

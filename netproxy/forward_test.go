@@ -342,3 +342,48 @@ func TestPlainHTTPUnaskedUpgrade(t *testing.T) {
 		t.Errorf("upstream connection after the refused switch: %v, want EOF", err)
 	}
 }
+
+// A client's Expect: 100-continue is answered by the proxy before it
+// forwards anything, and not sent upstream; the body follows and the
+// upstream's own 1xx answers still reach the client. (Both net/http's
+// automatic 100 and ReverseProxy's 1xx relay wrote the client's buffer
+// from different goroutines: a data race under go test -race.)
+func TestPlainHTTPExpectContinue(t *testing.T) {
+	got := make(chan string, 1)
+	port, heads := rawServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+		io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n")
+		b, _ := io.ReadAll(io.LimitReader(br, 5))
+		got <- string(b)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	})
+	e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
+	c := dialProxy(t, e.httpAddr)
+	fmt.Fprintf(c, "POST http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test:%d\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n", port, port)
+	br := bufio.NewReader(c)
+	cont, err := http.ReadResponse(br, nil)
+	if err != nil || cont.StatusCode != 100 {
+		t.Fatalf("first answer: %v %v", cont, err)
+	}
+	io.WriteString(c, "hello")
+	var final *http.Response
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("after the body: %v", err)
+		}
+		if resp.StatusCode == 103 {
+			continue
+		}
+		final = resp
+		break
+	}
+	if final.StatusCode != 200 || bodyOf(final) != "ok" {
+		t.Fatalf("final answer %v", final.Status)
+	}
+	if req := head(t, heads); req.Header.Get("Expect") != "" {
+		t.Errorf("upstream got Expect: %q", req.Header.Get("Expect"))
+	}
+	if b := <-got; b != "hello" {
+		t.Errorf("upstream body %q", b)
+	}
+}

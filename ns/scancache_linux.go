@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,16 +73,19 @@ type cacheEntry struct {
 // slot keySlot gives or the next free one after it; 0 is a free slot.
 // When the file has a key twice, the later entry is the one found (as
 // when the file was decoded into a map), and the earlier one is never
-// used.
+// used. The hash is seeded per process (hash/maphash), as Go's maps are:
+// with a fixed hash, a crafted file of keys that all land in one slot
+// made decoding quadratic (80k entries took 7 s).
 type cacheIndex struct {
 	entries []cacheEntry
 	slots   []int32 // a power of two long, at most half full
 	keys    int     // distinct keys
 }
 
+var indexSeed = maphash.MakeSeed()
+
 func (x *cacheIndex) keySlot(k dirKey) int {
-	h := k.ino*0x9e3779b97f4a7c15 ^ k.dev*0xc2b2ae3d27d4eb4f
-	return int(h>>32) & (len(x.slots) - 1)
+	return int(maphash.Comparable(indexSeed, k)>>32) & (len(x.slots) - 1)
 }
 
 // find returns the index of the entry with key k, or -1.

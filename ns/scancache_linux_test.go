@@ -272,3 +272,39 @@ func TestScanCacheSmallAndPruned(t *testing.T) {
 		t.Fatal("the newest old file was removed")
 	}
 }
+
+// TestCacheIndexResistsCraftedKeys: keys chosen so that they all shared
+// one slot under the fixed hash the index first had (multiples of the
+// inverse of its multiplier) must spread under the seeded one; with one
+// slot for all, every lookup walked every key and decoding a crafted
+// file was quadratic.
+func TestCacheIndexResistsCraftedKeys(t *testing.T) {
+	const a = 0x9e3779b97f4a7c15 // the old multiplier
+	inv := uint64(a)
+	for range 6 { // Newton's iteration for the inverse mod 2^64
+		inv *= 2 - a*inv
+	}
+	var x cacheIndex
+	for j := uint64(1); j <= 20000; j++ {
+		x.entries = append(x.entries, cacheEntry{key: dirKey{dev: 0, ino: inv * (j << 48)}})
+	}
+	x.index()
+	if x.keys != 20000 {
+		t.Fatalf("%d distinct keys, want 20000", x.keys)
+	}
+	longest := 0
+	for e := range x.entries {
+		k := x.entries[e].key
+		n := 1
+		for i := x.keySlot(k); x.entries[x.slots[i]-1].key != k; i = (i + 1) & (len(x.slots) - 1) {
+			n++
+		}
+		longest = max(longest, n)
+		if got := x.find(k); got != e {
+			t.Fatalf("find(%v) = %d, want %d", k, got, e)
+		}
+	}
+	if longest > 64 {
+		t.Fatalf("a lookup takes %d probes: the crafted keys share slots", longest)
+	}
+}
