@@ -236,6 +236,13 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		flags |= unix.CLONE_NEWNET
 	}
 	keep := append([]int{int(lifeR.Fd()), int(statW.Fd()), int(ackR.Fd())}, view.Keep...)
+	ack := int(ackR.Fd())
+	if view.OverlayMessages() == 0 {
+		// Nothing of the view for the supervisor to read after the
+		// exit (no discard overlays): PID 1 goes on to its exit ops at
+		// once instead of waiting a round trip for the ack.
+		ack = -1
+	}
 	if dial >= 0 {
 		keep = append(keep, dial)
 	}
@@ -250,7 +257,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		Reaper: &rawexec.Reaper{
 			Lifeline: int(lifeR.Fd()),
 			Status:   int(statW.Fd()),
-			Ack:      int(ackR.Fd()),
+			Ack:      ack,
 			Dial:     dial,
 			Signals:  sigs,
 			Keep:     keep,
