@@ -7,7 +7,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync"
@@ -80,6 +82,20 @@ func (p *Proxy) forwardPlain(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusContinue)
 		r.Header.Del("Expect")
 	}
+	// ReverseProxy relays every 1xx answer, and with its hook installed
+	// the Transport no longer stops at five: cap them, as a body-less
+	// flood costs the supervisor a write and a flush each. The hook runs
+	// after ReverseProxy's (httptrace composes them so) on the
+	// Transport's reading goroutine only.
+	informational := 0
+	r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(int, textproto.MIMEHeader) error {
+			if informational++; informational > max1xx {
+				return fmt.Errorf("upstream sent more than %d informational (1xx) answers", max1xx)
+			}
+			return nil
+		},
+	}))
 	f := &plainForward{w: w}
 	rp := &httputil.ReverseProxy{
 		Transport:      p.tr,
@@ -103,6 +119,10 @@ func (p *Proxy) forwardPlain(w http.ResponseWriter, r *http.Request) {
 }
 
 var discardLog = log.New(io.Discard, "", 0)
+
+// max1xx is how many 1xx answers one forwarded request may get; the next
+// one (relayed before the hook sees it) ends the request with a 502.
+const max1xx = 16
 
 // sendAsReceived undoes what ReverseProxy does to a request before Rewrite
 // that a forward proxy must not: it drops the client's Forwarded and

@@ -392,3 +392,38 @@ func TestPlainHTTPExpectContinue(t *testing.T) {
 		t.Errorf("upstream body %q", b)
 	}
 }
+
+// An upstream that sends 1xx answers without end gets max1xx of them
+// relayed, and one more, then the request fails (502): the Transport's
+// own limit of five is off while ReverseProxy relays them.
+func TestPlainHTTPInformationalFlood(t *testing.T) {
+	port, _ := rawServer(t, func(c net.Conn, _ *bufio.Reader, _ *http.Request) {
+		for i := 0; i < 1000; i++ {
+			if _, err := io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"); err != nil {
+				return
+			}
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	})
+	e := startProxy(t, Config{Allowed: []string{"allowed.test", "127.0.0.1"}}, nil)
+	raw := rawExchange(t, e.httpAddr, fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test:%d\r\n\r\n", port, port), 5*time.Second)
+	br := bufio.NewReader(strings.NewReader(raw))
+	early := 0
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("after %d 1xx answers: %v", early, err)
+		}
+		if resp.StatusCode == 103 {
+			early++
+			continue
+		}
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("final answer %s after %d 1xx answers", resp.Status, early)
+		}
+		break
+	}
+	if early > max1xx+1 {
+		t.Fatalf("%d 1xx answers relayed, at most %d", early, max1xx+1)
+	}
+}
