@@ -733,6 +733,29 @@ func (r resolver) evalSymlinks(p string) (string, error) {
 	return full, nil
 }
 
+// resolve is Resolve for a clean absolute path, through the remembered
+// parent directories of evalSymlinks. Most default entries name files
+// that do not exist (~/.vault-token, ~/.pypirc, ...): with the parent
+// resolved, one lstat saying ENOENT or ENOTDIR settles them, as Resolve
+// would (the parent resolved, the name appended), where evalSymlinks
+// and then Resolve walked the whole path again, twice (five lstats of
+// /root each; 259 in all for the default policy).
+func (r resolver) resolve(p string) (real string, exists bool, err error) {
+	if dir, base := filepath.Split(p); r.dirs != nil && base != "" {
+		if realDir, ok := r.dirs[filepath.Clean(dir)]; ok {
+			full := filepath.Join(realDir, base)
+			_, err := os.Lstat(full)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+				return full, false, nil
+			}
+		}
+	}
+	if real, err = r.evalSymlinks(p); err == nil {
+		return real, true, nil
+	}
+	return Resolve(p)
+}
+
 // all resolves every entry of one list; mustExist makes a missing path an
 // error (allowWrite: there is nothing to make writable).
 func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, error) {
@@ -759,16 +782,13 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			continue
 		}
-		real, err := r.evalSymlinks(abs)
-		exists := true
+		real, exists, err := r.resolve(abs)
 		if err != nil {
-			if real, exists, err = Resolve(abs); err != nil {
-				if e.optional {
-					r.note(fmt.Sprintf("%s %s (from %s) skipped: %v", key, e.path, e.from, err))
-					continue
-				}
-				return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+			if e.optional {
+				r.note(fmt.Sprintf("%s %s (from %s) skipped: %v", key, e.path, e.from, err))
+				continue
 			}
+			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 		}
 		if pn := protectedRoot(real, r.protected); pn != "" {
 			msg := fmt.Sprintf("%s %s would make the protected name %s writable; make a directory around it writable instead (protected names stay read-only there)", key, e.path, pn)

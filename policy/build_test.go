@@ -281,3 +281,51 @@ func FuzzNameMatcher(f *testing.F) {
 		}
 	})
 }
+
+// resolver.resolve (one lstat for a missing name in a remembered
+// directory) must answer what evalSymlinks followed by Resolve answered,
+// for names that exist, are missing, lie under a file, or go through
+// symlinks, whatever the resolver already remembers.
+func TestResolverResolveMatchesResolve(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "a", "b"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "f"), nil, 0o644))
+	must(os.Symlink("a", filepath.Join(root, "l")))
+	must(os.Symlink(filepath.Join(root, "a", "b"), filepath.Join(root, "abs")))
+	must(os.Symlink("nowhere", filepath.Join(root, "dangling")))
+	must(os.Symlink("a/../f", filepath.Join(root, "lf")))
+	real, err := filepath.EvalSymlinks(root)
+	must(err)
+	var paths []string
+	for _, p := range []string{"a", "a/b", "a/x", "a/b/x", "a/x/y", "f", "f/x", "f/x/y", "l", "l/x", "l/b", "l/b/x",
+		"abs", "abs/x", "dangling", "dangling/x", "lf", "lf/x", "missing", "missing/x", "l/../f"} {
+		paths = append(paths, filepath.Clean(filepath.Join(real, p)))
+	}
+	old := func(r resolver, p string) (string, bool, error) {
+		if real, err := r.evalSymlinks(p); err == nil {
+			return real, true, nil
+		}
+		return Resolve(p)
+	}
+	for pass := 0; pass < 2; pass++ { // cold, then with every directory remembered
+		r := resolver{dirs: map[string]string{}}
+		for _, p := range paths {
+			if pass == 1 {
+				_, _, _ = r.resolve(p) // warm the remembered directories
+			}
+		}
+		for _, p := range paths {
+			got, gotOK, gotErr := r.resolve(p)
+			want, wantOK, wantErr := old(resolver{dirs: map[string]string{}}, p)
+			if got != want || gotOK != wantOK || (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("pass %d, %s: resolve = %q %v %v, Resolve = %q %v %v", pass, p, got, gotOK, gotErr, want, wantOK, wantErr)
+			}
+		}
+	}
+}
