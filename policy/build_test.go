@@ -304,7 +304,8 @@ func TestResolverResolveMatchesResolve(t *testing.T) {
 	must(err)
 	var paths []string
 	for _, p := range []string{"a", "a/b", "a/x", "a/b/x", "a/x/y", "f", "f/x", "f/x/y", "l", "l/x", "l/b", "l/b/x",
-		"abs", "abs/x", "dangling", "dangling/x", "lf", "lf/x", "missing", "missing/x", "l/../f"} {
+		"abs", "abs/x", "dangling", "dangling/x", "dangling/x/y", "lf", "lf/x", "missing", "missing/x", "missing/x/y",
+		"a/missing/x/y", "l/missing/x", "f/x/y/z", "abs/missing/x"} {
 		paths = append(paths, filepath.Clean(filepath.Join(real, p)))
 	}
 	old := func(r resolver, p string) (string, bool, error) {
