@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -328,5 +329,33 @@ func TestResolverResolveMatchesResolve(t *testing.T) {
 				t.Errorf("pass %d, %s: resolve = %q %v %v, Resolve = %q %v %v", pass, p, got, gotOK, gotErr, want, wantOK, wantErr)
 			}
 		}
+	}
+}
+
+// passwdHome answers what the Split-based parser it replaced answered.
+func TestPasswdHome(t *testing.T) {
+	old := func(passwd string, uid int) string {
+		for _, line := range strings.Split(passwd, "\n") {
+			fields := strings.Split(line, ":")
+			if len(fields) >= 7 && fields[2] == strconv.Itoa(uid) && filepath.IsAbs(fields[5]) {
+				return filepath.Clean(fields[5])
+			}
+		}
+		return ""
+	}
+	passwd := "root:x:0:0:root:/root:/bin/bash\n" +
+		"short:x:10:10:gecos:/short\n" + // six fields: not an entry
+		"rel:x:11:11::home/rel:/bin/sh\n" + // relative home: skipped
+		"u100:x:100:100::/home/u100/:/bin/sh\n" +
+		"u10:x:10:10::/home/u10:/bin/sh:extra\n" +
+		"dup:x:100:100::/home/dup:/bin/sh\n" +
+		"::::::\n" + "\n" + "noshell:x:12:12::/home/n:\n"
+	for _, uid := range []int{0, 10, 11, 12, 100, 1, 99999} {
+		if got, want := passwdHome(passwd, uid), old(passwd, uid); got != want {
+			t.Errorf("uid %d: %q, want %q", uid, got, want)
+		}
+	}
+	if got := passwdHome(passwd, 100); got != "/home/u100" {
+		t.Errorf("uid 100: %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
@@ -138,17 +137,35 @@ func interpreters(file, pathVar string) []string {
 
 // PasswdHome returns uid's home directory from /etc/passwd, or "".
 func PasswdHome(uid int) string {
-	f, err := os.Open("/etc/passwd")
+	b, err := os.ReadFile("/etc/passwd")
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	return passwdHome(string(b), uid)
+}
+
+// passwdHome finds uid's home in the text of a passwd file: the sixth of
+// seven ':'-separated fields, absolute, on the first line with that uid.
+// (It runs on every start: strings.Cut, not a Split per line.)
+func passwdHome(passwd string, uid int) string {
 	want := strconv.Itoa(uid)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), ":")
-		if len(fields) >= 7 && fields[2] == want && filepath.IsAbs(fields[5]) {
-			return filepath.Clean(fields[5])
+	for rest := passwd; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		var f [7]string
+		n := 0
+		for n < 6 {
+			var ok bool
+			if f[n], line, ok = strings.Cut(line, ":"); !ok {
+				break
+			}
+			n++
+		}
+		if n < 6 { // fewer than seven fields
+			continue
+		}
+		if f[2] == want && filepath.IsAbs(f[5]) {
+			return filepath.Clean(f[5])
 		}
 	}
 	return ""
