@@ -614,7 +614,7 @@ type resolver struct {
 	// create receives the missing paths of entries marked create (a
 	// preset's cache), which Build makes once every check has passed.
 	create *[]string
-	// dirs maps directories to their resolved paths (see evalSymlinks).
+	// dirs maps directories to their resolved paths (see resolve).
 	dirs map[string]string
 	// notes receives what was skipped.
 	notes *[]string
@@ -707,38 +707,13 @@ func (r resolver) note(s string) {
 	}
 }
 
-// evalSymlinks is filepath.EvalSymlinks for a clean absolute path, with
-// the resolved parent directories remembered: settings list many paths in
-// few directories (500 denyRead entries in one), and resolving each from
-// the root costs an lstat per component. A path whose last component is a
-// symlink, or that cannot be resolved, takes the full walk.
-func (r resolver) evalSymlinks(p string) (string, error) {
-	dir, base := filepath.Split(p)
-	dir = filepath.Clean(dir)
-	if r.dirs == nil || base == "" || dir == p {
-		return filepath.EvalSymlinks(p)
-	}
-	realDir, ok := r.dirs[dir]
-	if !ok {
-		var err error
-		if realDir, err = filepath.EvalSymlinks(dir); err != nil {
-			return filepath.EvalSymlinks(p)
-		}
-		r.dirs[dir] = realDir
-	}
-	full := filepath.Join(realDir, base)
-	if st, err := os.Lstat(full); err != nil || st.Mode()&os.ModeSymlink != 0 {
-		return filepath.EvalSymlinks(p)
-	}
-	return full, nil
-}
-
 // resolve is Resolve for a clean absolute path, through remembered
 // parent directories: each directory on the way is resolved once (and
-// remembered), and a name in a resolved directory costs one lstat. Most
-// default entries name files that do not exist (~/.vault-token,
-// ~/.config/gcloud/...): evalSymlinks then Resolve walked each of them
-// from / again and again (five lstats of /root for each). Whatever is
+// remembered), and a name in a resolved directory costs one lstat.
+// Settings list many paths in few directories (500 denyRead entries in
+// one), and most default entries name files that do not exist
+// (~/.vault-token, ~/.config/gcloud/...): resolving each from / cost an
+// lstat per component, several times over. Whatever is
 // not a plain directory entry (a symlink, an error other than ENOENT or
 // ENOTDIR) takes the full walk, so the answers are Resolve's.
 func (r resolver) resolve(p string) (real string, exists bool, err error) {
@@ -787,7 +762,7 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			sort.Strings(matches)
 			for _, m := range matches {
-				if real, err := r.evalSymlinks(m); err == nil {
+				if real, exists, err := r.resolve(m); err == nil && exists {
 					if pn := protectedRoot(real, r.protected); pn != "" {
 						r.note(fmt.Sprintf("%s %q: match %s would make the protected name %s writable: skipped", key, e.path, real, pn))
 						continue
