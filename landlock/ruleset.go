@@ -188,8 +188,9 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 			grants[dir] |= accessReadDir
 			entries, err := readDirUnsorted(dir)
 			if err == nil {
+				prefix := entryPrefix(dir)
 				for _, e := range entries {
-					c := joinClean(dir, e.Name())
+					c := prefix + e.Name()
 					if c != next {
 						grants[c] |= Read
 						if !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
@@ -220,18 +221,14 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	return f.ReadDir(-1)
 }
 
-// joinClean is filepath.Join for a name from a directory listing (no
-// "/", not "." or ".."), without Join's Clean when dir is clean already
-// (policy cleans every path; an unclean one still gets Join, or the
-// comparison with the denied path's ancestors would miss).
-func joinClean(dir, name string) string {
-	switch {
-	case dir == "/":
-		return "/" + name
-	case filepath.Clean(dir) != dir: // no allocation when it is clean
-		return filepath.Join(dir, name)
+// entryPrefix is what filepath.Join(dir, name) puts before a name from
+// dir's listing (no "/", not "." or ".."): computed once per directory
+// instead of a Join (and its Clean) per entry.
+func entryPrefix(dir string) string {
+	if dir = filepath.Clean(dir); dir == "/" {
+		return "/"
 	}
-	return dir + "/" + name
+	return dir + "/"
 }
 
 func childOnPath(dir, target string) string {

@@ -53,12 +53,12 @@ func TestReadRulesPathOrder(t *testing.T) {
 	}
 }
 
-// joinClean must give filepath.Join's answer, clean dir or not: readRules
+// entryPrefix must give filepath.Join's answer, clean dir or not: readRules
 // compares its result with the denied path's ancestors.
-func TestJoinClean(t *testing.T) {
+func TestEntryPrefix(t *testing.T) {
 	for _, dir := range []string{"/", "/etc", "/etc/", "//etc", "/etc/./ssh", "/a/../etc", "/.config", "/etc/.d"} {
-		if got, want := joinClean(dir, "x"), filepath.Join(dir, "x"); got != want {
-			t.Errorf("joinClean(%q, x) = %q, want %q", dir, got, want)
+		if got, want := entryPrefix(dir)+"x", filepath.Join(dir, "x"); got != want {
+			t.Errorf("entryPrefix(%q)+x = %q, want %q", dir, got, want)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func (p *Proxy) forwardPlain(w http.ResponseWriter, r *http.Request) {
 	// after each), and a 101 carries its own Connection: Upgrade.
 	// response and failed set it again.
 	w.Header().Del("Connection")
-	if r.ProtoAtLeast(1, 1) && r.ContentLength != 0 && expectsContinue(r.Header) {
+	if r.ProtoAtLeast(1, 1) && r.ContentLength != 0 && hasToken(r.Header, "Expect", "100-continue") {
 		// Answered here, on the handler's goroutine, before anything is
 		// forwarded, and not sent upstream. Otherwise net/http writes its
 		// own 100 Continue from the goroutine that reads the body for the
@@ -166,12 +166,13 @@ func (f *plainForward) response(res *http.Response) error {
 	return nil
 }
 
-// expectsContinue reports whether h's Expect header asks for a 100
-// Continue (a token, case-insensitive, as net/http reads it).
-func expectsContinue(h http.Header) bool {
-	for _, v := range h["Expect"] {
+// hasToken reports whether one of h's key fields lists token (a
+// comma-separated list, compared case-insensitively, as net/http reads
+// Connection and Expect).
+func hasToken(h http.Header, key, token string) bool {
+	for _, v := range h[key] {
 		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), "100-continue") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
 				return true
 			}
 		}
@@ -182,12 +183,8 @@ func expectsContinue(h http.Header) bool {
 // upgradeOf is the protocol h's Upgrade header asks for when its
 // Connection header says "upgrade", or "".
 func upgradeOf(h http.Header) string {
-	for _, v := range h["Connection"] {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
-				return h.Get("Upgrade")
-			}
-		}
+	if hasToken(h, "Connection", "upgrade") {
+		return h.Get("Upgrade")
 	}
 	return ""
 }
