@@ -135,11 +135,11 @@ func readHello(t *testing.T, fd int) string {
 	return string(b)
 }
 
-// TestReaperDial: the first process dials 127.0.0.1:PORT in the
-// sandbox's network namespace for the parent and hands the sockets over;
-// a closed port is ECONNREFUSED; closing the dial socket only ends the
-// service.
-func TestReaperDial(t *testing.T) {
+// startListening starts a sandbox with the dial service whose command is
+// the test binary listening on the sandbox's 127.0.0.1:8080, and waits
+// until it listens.
+func startListening(t *testing.T) *sandbox {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +156,15 @@ func TestReaperDial(t *testing.T) {
 	if l := sb.readLine(t); l != "listening\n" {
 		t.Fatalf("helper: %q", l)
 	}
+	return sb
+}
+
+// TestReaperDial: the first process dials 127.0.0.1:PORT in the
+// sandbox's network namespace for the parent and hands the sockets over;
+// a closed port is ECONNREFUSED; closing the dial socket only ends the
+// service.
+func TestReaperDial(t *testing.T) {
+	sb := startListening(t)
 	// The host's 127.0.0.1 is another namespace: nothing of the test
 	// listens on the sandbox's.
 	for i := range 50 {
@@ -222,22 +231,7 @@ func TestReaperDial(t *testing.T) {
 // reply does not block the first process (its replies are dropped once
 // the queue is full); the sandbox still ends normally.
 func TestReaperDialFlood(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var prog Program
-	loopbackUp(&prog)
-	prog.Fork("fork")
-	sb := startSandbox(t, sbOpts{prog: &prog, path: self, args: []string{"helper"}, dial: true,
-		env: append([]string{listenEnv + "=8080"}, testEnv...)})
-	if sb.err != nil {
-		t.Fatal(sb.err)
-	}
-	sb.started(t)
-	if l := sb.readLine(t); l != "listening\n" {
-		t.Fatalf("helper: %q", l)
-	}
+	sb := startListening(t)
 	// Many requests, no reads: the replies fill the socket's queue and
 	// the rest are dropped.
 	unix.SetNonblock(sb.dial, true)

@@ -347,17 +347,28 @@ func (p *Program) Store(label string, dst *int32, s Slot) {
 	p.add(label, op{flags: flagStore, dst: unsafe.Pointer(dst), args: [6]uintptr{v}})
 }
 
+// bufAt is &buf[off] for an op that reads or writes size bytes there,
+// or nil after failing the Program when they are not inside buf or not
+// size-aligned.
+func (p *Program) bufAt(label string, buf []byte, off, size int) unsafe.Pointer {
+	if off < 0 || off+size > len(buf) {
+		p.fail(fmt.Errorf("rawexec: op %q: offset %d outside a %d-byte buffer", label, off, len(buf)))
+		return nil
+	}
+	ptr := unsafe.Pointer(&buf[off])
+	if uintptr(ptr)%uintptr(size) != 0 {
+		p.fail(fmt.Errorf("rawexec: op %q: offset %d is not %d-byte aligned", label, off, size))
+		return nil
+	}
+	return ptr
+}
+
 // StoreAt is [Store] into buf[off:off+4], which must be 4-byte aligned:
 // e.g. the descriptor in an SCM_RIGHTS control message passed with
 // [Bytes].
 func (p *Program) StoreAt(label string, buf []byte, off int, s Slot) {
-	if off < 0 || off+4 > len(buf) {
-		p.fail(fmt.Errorf("rawexec: op %q: offset %d outside a %d-byte buffer", label, off, len(buf)))
-		return
-	}
-	ptr := unsafe.Pointer(&buf[off])
-	if uintptr(ptr)%4 != 0 {
-		p.fail(fmt.Errorf("rawexec: op %q: offset %d is not 4-byte aligned", label, off))
+	ptr := p.bufAt(label, buf, off, 4)
+	if ptr == nil {
 		return
 	}
 	p.keep = append(p.keep, buf)
@@ -423,13 +434,8 @@ func (p *Program) SkipIfNotEqual(label string, buf []byte, off int, want uint64,
 	if p.err != nil {
 		return
 	}
-	if off < 0 || off+8 > len(buf) {
-		p.fail(fmt.Errorf("rawexec: op %q: offset %d outside a %d-byte buffer", label, off, len(buf)))
-		return
-	}
-	ptr := unsafe.Pointer(&buf[off])
-	if uintptr(ptr)%8 != 0 {
-		p.fail(fmt.Errorf("rawexec: op %q: offset %d is not 8-byte aligned", label, off))
+	ptr := p.bufAt(label, buf, off, 8)
+	if ptr == nil {
 		return
 	}
 	if n < 0 || n > 255 {

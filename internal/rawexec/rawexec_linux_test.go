@@ -59,14 +59,8 @@ func run(t *testing.T, prog *Program, attr *Attr, extra ...int) result {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	outR, outW := pipe(t)
+	errR, errW := pipe(t)
 	attr.Files = append([]int{int(null.Fd()), int(outW.Fd()), int(errW.Fd())}, extra...)
 	proc, err := Start(prog, attr)
 	outW.Close()
@@ -423,15 +417,9 @@ func TestSeccomp(t *testing.T) {
 }
 
 func TestFileLayout(t *testing.T) {
-	aR, aW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	aR, aW := pipe(t)
 	defer aR.Close()
-	bR, bW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bR, bW := pipe(t)
 	defer bR.Close()
 	// A descriptor the parent leaked without close-on-exec.
 	leak, err := unix.Dup(int(bR.Fd()))
@@ -532,15 +520,9 @@ func TestStoreAt(t *testing.T) {
 // runtime ever starts. The program reads the child's own /proc/self/status
 // and /proc/self/auxv before it execs the command.
 func TestNoSecondRuntime(t *testing.T) {
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stR, stW := pipe(t)
 	defer stR.Close()
-	auxR, auxW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	auxR, auxW := pipe(t)
 	defer auxR.Close()
 	buf := make([]byte, 8192)
 
@@ -591,10 +573,7 @@ func firstLine(b []byte) string {
 func TestPidFD(t *testing.T) {
 	a := nsAttr()
 	a.Path, a.Args = "/bin/sh", []string{"sh", "-c", "read x"}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, w := pipe(t)
 	defer w.Close()
 	a.Files = []int{int(r.Fd())}
 	proc, err := Start(nil, a)
@@ -635,8 +614,9 @@ func BenchmarkStartWait(b *testing.B) {
 	}
 }
 
-// BenchmarkOSExec is the same start with os/exec, for comparison.
-func BenchmarkOSExec(b *testing.B) {
+// osExecNS is os/exec's attributes for a start in allNS with the id map
+// Start would use: root's full map, or the caller's own ids.
+func osExecNS() *syscall.SysProcAttr {
 	sys := &syscall.SysProcAttr{Cloneflags: allNS}
 	if os.Getuid() == 0 {
 		sys.UidMappings = fullIDMap
@@ -645,6 +625,12 @@ func BenchmarkOSExec(b *testing.B) {
 		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	}
+	return sys
+}
+
+// BenchmarkOSExec is the same start with os/exec, for comparison.
+func BenchmarkOSExec(b *testing.B) {
+	sys := osExecNS()
 	for b.Loop() {
 		cmd := exec.Command("/bin/true")
 		cmd.Env = testEnv
@@ -662,14 +648,7 @@ func BenchmarkReexecGo(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sys := &syscall.SysProcAttr{Cloneflags: allNS}
-	if os.Getuid() == 0 {
-		sys.UidMappings = fullIDMap
-		sys.GidMappings = fullIDMap
-	} else {
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-	}
+	sys := osExecNS()
 	for b.Loop() {
 		cmd := exec.Command(self)
 		cmd.Env = append([]string{helperEnv + "=1"}, testEnv...)
