@@ -53,6 +53,7 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 // proxy, published ports), which wants every CPU; see afterStart.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
+		DropPrespawn()
 		pl, err := Compute(p)
 		if err != nil {
 			return 125, err
@@ -80,9 +81,11 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 			if !errors.Is(err, errNotRaw) {
 				return code, err
 			}
+			DropPrespawn()
 			return runFull(pl, stderr, col, nil, ready)
 		})
 	}
+	DropPrespawn()
 	return withSaveDir(pl, func() (int, error) {
 		return runFull(pl, stderr, col, func() error { return pl.enforcement(p) }, ready)
 	})

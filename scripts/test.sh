@@ -21,8 +21,13 @@ bash scripts/release.sh 0.0.0-ci --dry-run
 if [ -z "${SBX_TEST_NODE:-}" ] && [ -x /opt/sbx-test/node24/bin/node ]; then
   export SBX_TEST_NODE=/opt/sbx-test/node24/bin/node
 fi
+# The race detector over the raw start, whose early process runs in the
+# supervisor's memory (a stray write there shows up as a race-runtime
+# crash), and over the proxy.
+race="CGO_ENABLED=1 go test -race -count=1 -timeout 10m ./internal/rawexec ./netproxy"
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 25m ./...
+eval "$race"
 if [ "$(id -u)" = 0 ]; then
   id sbxtest >/dev/null 2>&1 || useradd -m -s /bin/bash sbxtest
   copy=$(mktemp -d /tmp/sbx-unpriv-XXXXXX)
@@ -33,5 +38,5 @@ if [ "$(id -u)" = 0 ]; then
   echo "== tests as sbxtest (unprivileged)"
   setpriv --reuid=sbxtest --regid=sbxtest --init-groups --reset-env \
     env PATH="$PATH" HOME=/home/sbxtest GOFLAGS="${GOFLAGS:-}" SBX_TEST_NODE="${SBX_TEST_NODE:-}" \
-    bash -c "cd '$copy/src' && go test -count=1 -timeout 25m ./..."
+    bash -c "cd '$copy/src' && go test -count=1 -timeout 25m ./... && $race"
 fi

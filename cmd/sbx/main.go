@@ -244,6 +244,12 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	}
 	in.Presets, in.AllowRegistry = presets, registries
 	in.DryRun = *dryRun || profile // a profile runs nothing: create nothing
+	if !in.DryRun && !in.WeakerNested {
+		// The sandbox's first process makes its namespaces on the
+		// other CPU while the policy and the plan are built.
+		sandbox.Prespawn()
+		defer sandbox.DropPrespawn()
+	}
 	for _, k := range keep {
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", k)); err != nil {
 			return fail(stderr, "--keep-fd %d: descriptor %d is not open", k, k)

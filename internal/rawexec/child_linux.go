@@ -49,7 +49,7 @@ func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32, rp *reaper) 
 		runtimeAfterFork()
 		return pid, errno
 	}
-	runChild(ops, errFD, rp) // never returns
+	runChild(ops, errFD, rp, false) // never returns
 	return 0, 0
 }
 
@@ -58,11 +58,13 @@ func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32, rp *reaper) 
 // checks that can fail (loop bounds and masked indexes), raw system calls
 // only. It ends in the ops' execve or in exit_group; at a Fork op the
 // first process turns into the reaper (reaperRun, which never returns)
-// and the forked child goes on with the ops after it.
+// and the forked child goes on with the ops after it. signalsSet: the
+// signal handlers and mask are the command's already (the early
+// process's first process: see earlyMain).
 //
 //go:nosplit
 //go:norace
-func runChild(ops []op, errFD uintptr, rp *reaper) {
+func runChild(ops []op, errFD uintptr, rp *reaper, signalsSet bool) {
 	var (
 		slots [numSlots]uintptr
 		rep   report
@@ -72,9 +74,11 @@ func runChild(ops []op, errFD uintptr, rp *reaper) {
 		i     uint
 	)
 
-	// Restore the signal mask and reset handlers: BeforeFork blocked
-	// every signal, and a blocked mask survives execve.
-	runtimeAfterForkInChild()
+	if !signalsSet {
+		// Restore the signal mask and reset handlers: BeforeFork
+		// blocked every signal, and a blocked mask survives execve.
+		runtimeAfterForkInChild()
+	}
 
 	i, r1, e = interp(ops, 0, &slots)
 	if i < uint(len(ops)) && ops[i].flags&flagFork != 0 && rp != nil {

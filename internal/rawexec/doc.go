@@ -18,9 +18,9 @@
 // Start owns, in order:
 //
 //   - the clone (plain clone with SIGCHLD and the caller's CLONE_NEW*
-//     flags, optionally CLONE_PIDFD; no CLONE_VM or CLONE_VFORK, so no
-//     assembly is needed and the parent may write the child's id maps
-//     while the child waits);
+//     flags, optionally CLONE_PIDFD; no CLONE_VM or CLONE_VFORK, so the
+//     parent may write the child's id maps while the child waits), or
+//     the fork of an early process (see "Early processes" below);
 //   - the user-namespace id maps, either written by the child itself
 //     (a single-id map after "deny" to setgroups, what an unprivileged
 //     caller can do) or written by the parent into /proc/PID/*_map while
@@ -170,6 +170,34 @@
 // The first process follows the same rules as the rest of the child code
 // (nosplit, no allocation, raw system calls); its state that would not
 // fit the nosplit frames lives in a pointer-free buffer Start allocates.
+//
+// # Early processes: Prespawn
+//
+// Creating the namespaces is the slowest part of the clone (a network
+// namespace alone is 0.3-0.5 ms of kernel time). [Prespawn] moves it off
+// the caller's path: it clones an early process before the Program
+// exists, with CLONE_VM|CLONE_FILES on a stack of its own (an assembly
+// entry point, amd64 only; on arm64 Prespawn fails and Start clones as
+// usual). The early process resets the copied signal handlers, unshares
+// the user namespace and the others, writes its own id maps (SelfMap),
+// and sleeps on a futex while the caller builds the Program on the
+// other CPU. Start, given it in [Attr.Early], writes the maps
+// (ParentMap) and wakes it; it forks the first process, which is from
+// there on what Start's own clone would have made (a private copy of the
+// caller's memory and descriptor table, PID 1 of the new pid namespace),
+// and exits. Until that fork the early process shares the caller's
+// memory but runs only nosplit code that writes its own stack and a
+// header outside the Go heap; the first process and the command never
+// share it (a test compares them with kcmp).
+//
+// The first process is the early process's child: the caller is a child
+// subreaper from Prespawn until the early process is reaped (by
+// [Process.Wait], or by Start on a failure), so that the first process
+// is reparented to it. An early process dies with the thread that made
+// it (PR_SET_PDEATHSIG), so a caller that exits or is killed before
+// Start leaves nothing behind; one that goes on without it calls
+// [Early.Abandon]. An early process whose setup failed is reaped by
+// Start, which then clones as usual and reports that clone's error.
 //
 // # Notes for callers
 //

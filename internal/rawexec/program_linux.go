@@ -5,6 +5,7 @@ package rawexec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -165,6 +166,17 @@ func (p *Program) fail(err error) {
 	}
 }
 
+// Grow makes room for n more ops, so that building a long Program does
+// not copy its list over and over (sbx's default plan is about 850 ops:
+// four for each of ~200 Landlock rules). Small Programs need not call it:
+// every page of a list reserved and not used is a page fault.
+func (p *Program) Grow(n int) {
+	if n > 0 {
+		p.ops = slices.Grow(p.ops, n)
+		p.labels = slices.Grow(p.labels, n)
+	}
+}
+
 // Err returns the first error met while building, if any.
 func (p *Program) Err() error { return p.err }
 
@@ -181,12 +193,6 @@ func (p *Program) add(label string, o op) Call {
 	if len(p.ops) >= MaxOps {
 		p.fail(fmt.Errorf("%w (at %q)", ErrTooLong, label))
 		return Call{p, -1}
-	}
-	if p.ops == nil {
-		// sbx's default plan is about 850 ops (four for each of ~200
-		// Landlock rules): start big enough that building it does not
-		// copy the list over and over.
-		p.ops, p.labels = make([]op, 0, 1024), make([]string, 0, 1024)
 	}
 	p.ops = append(p.ops, o)
 	p.labels = append(p.labels, label)

@@ -62,6 +62,7 @@ func run(t *testing.T, prog *Program, attr *Attr, extra ...int) result {
 	outR, outW := pipe(t)
 	errR, errW := pipe(t)
 	attr.Files = append([]int{int(null.Fd()), int(outW.Fd()), int(errW.Fd())}, extra...)
+	prespawn(t, attr)
 	proc, err := Start(prog, attr)
 	outW.Close()
 	errW.Close()
@@ -81,6 +82,25 @@ func run(t *testing.T, prog *Program, attr *Attr, extra ...int) result {
 		t.Fatalf("Wait: %v", err)
 	}
 	return r
+}
+
+// testEarly: run and startSandbox start through an early process
+// (TestEarlySuite sets it in a second run of this test binary).
+var testEarly = os.Getenv(earlyEnv) != ""
+
+const earlyEnv = "RAWEXEC_TEST_EARLY"
+
+// prespawn gives attr an early process made for it when testEarly is set.
+func prespawn(t *testing.T, attr *Attr) {
+	t.Helper()
+	if !testEarly || attr.Early != nil || attr.Cloneflags&unix.CLONE_NEWUSER == 0 || attr.IDMap == NoIDMap {
+		return
+	}
+	e, err := Prespawn(attr)
+	if err != nil {
+		t.Fatalf("Prespawn: %v", err)
+	}
+	attr.Early = e
 }
 
 func wantExit(t *testing.T, r result, code int) {

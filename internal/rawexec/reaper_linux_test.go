@@ -43,7 +43,8 @@ type sbOpts struct {
 	signals    []unix.Signal
 	cloneflags uintptr // 0: allNS
 	env        []string
-	dial       bool // serve dials (Reaper.Dial)
+	dial       bool   // serve dials (Reaper.Dial)
+	early      *Early // start through this early process
 }
 
 func pipe(t *testing.T) (r, w *os.File) {
@@ -104,6 +105,9 @@ func startSandbox(t *testing.T, o sbOpts) *sandbox {
 	sb.keep = r.Keep
 	a.Reaper = r
 	a.Files = []int{int(inR.Fd()), int(outW.Fd()), int(outW.Fd())}
+	if a.Early = o.early; a.Early == nil {
+		prespawn(t, a)
+	}
 	sb.proc, sb.err = Start(prog, a)
 	for _, f := range closeLater {
 		f.Close()

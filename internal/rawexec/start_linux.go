@@ -72,6 +72,11 @@ type Attr struct {
 	// Reaper makes the first process the sandbox's PID 1 at the
 	// Program's Fork op (see [Program.Fork]); it needs CLONE_NEWPID.
 	Reaper *Reaper
+
+	// Early, from [Prespawn], is used instead of a clone when it was
+	// made for the same Cloneflags and id maps; otherwise Start
+	// abandons it. Either way Start owns it from here on.
+	Early *Early
 }
 
 // OpError reports the op that failed in the child. The child exited
@@ -110,6 +115,7 @@ func (e *OpError) Unwrap() error {
 type Process struct {
 	Pid   int
 	pidfd int
+	early *Early // still exiting after the first process's clone: Wait finishes it
 }
 
 // PidFD returns the child's pidfd (close-on-exec, owned by the Process
@@ -118,6 +124,9 @@ func (p *Process) PidFD() int { return p.pidfd }
 
 // Wait waits for the child to exit and reaps it.
 func (p *Process) Wait() (unix.WaitStatus, error) {
+	// The first process becomes this process's child when the early
+	// process that cloned it exits.
+	p.early.finish()
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(p.Pid, &ws, 0, nil)
@@ -185,6 +194,12 @@ func (l *launch) append(p *Program, fromCaller bool) {
 // for the first process: the caller reads the records, acks and calls
 // Wait as usual.
 func Start(prog *Program, attr *Attr) (*Process, error) {
+	if attr != nil && attr.Early != nil {
+		defer attr.Early.Abandon() // a no-op once it has started
+		if !attr.Early.matches(attr) {
+			attr.Early.Abandon()
+		}
+	}
 	if prog == nil {
 		prog = &Program{}
 	}
@@ -221,6 +236,11 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		return nil, fmt.Errorf("rawexec: env: %w", err)
 	}
 
+	early := attr.Early
+	if early != nil && !early.ready() {
+		early = nil // its setup failed: the clone below meets the same error and reports it
+	}
+
 	var errp, syncp [2]int
 	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("rawexec: pipe: %w", err)
@@ -232,7 +252,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 			unix.Close(errW)
 		}
 	}()
-	parentMap := attr.IDMap == ParentMap
+	parentMap := attr.IDMap == ParentMap && early == nil
 	if parentMap {
 		if err := unix.Pipe2(syncp[:], unix.O_CLOEXEC); err != nil {
 			return nil, fmt.Errorf("rawexec: pipe: %w", err)
@@ -271,7 +291,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		pre.Syscall("id map: close sync pipe writer", unix.SYS_CLOSE, Imm(syncp[1]))
 		pre.Syscall("id map: wait for the parent", unix.SYS_READ, Imm(syncp[0]), Bytes(one), Imm(1)).Want(1)
 	}
-	if attr.IDMap == SelfMap {
+	if attr.IDMap == SelfMap && early == nil {
 		uidMap, gidMap := attr.UIDMap, attr.GIDMap
 		if uidMap == nil {
 			uidMap = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -318,15 +338,33 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	}
 
 	var maps []idMapFile
-	if parentMap {
+	if attr.IDMap == ParentMap {
 		maps = idMapFiles(attr) // formatted now: the child waits for them
 	}
-	// No LockOSThread: runtimeBeforeFork keeps the goroutine on its
-	// thread until runtimeAfterFork, as in syscall.forkExec, and the
-	// first LockOSThread of a process starts the runtime's template
-	// thread (0.08 ms on the start's path).
-	syscall.ForkLock.Lock()
-	pid0, errno := forkExec(l.ops, flags, uintptr(errW), pidfdp, l.rp)
+	var (
+		pid0  uintptr
+		errno syscall.Errno
+	)
+	syscall.ForkLock.Lock() // the first process copies the descriptor table
+	if early != nil {
+		// The early process forks the first process: the clone with its
+		// namespaces (and the id maps) are done already.
+		var err error
+		pid0, pidfd, err = early.start(&l, flags&unix.CLONE_PIDFD, uintptr(errW), maps)
+		if err != nil {
+			syscall.ForkLock.Unlock()
+			unix.Close(errW)
+			errW = -1
+			runtime.KeepAlive(&l)
+			return nil, err
+		}
+	} else {
+		// No LockOSThread: runtimeBeforeFork keeps the goroutine on
+		// its thread until runtimeAfterFork, as in syscall.forkExec,
+		// and the first LockOSThread of a process starts the
+		// runtime's template thread (0.08 ms on the start's path).
+		pid0, errno = forkExec(l.ops, flags, uintptr(errW), pidfdp, l.rp)
+	}
 	syscall.ForkLock.Unlock()
 	unix.Close(errW)
 	errW = -1
@@ -335,7 +373,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		return nil, fmt.Errorf("rawexec: clone: %w", errno)
 	}
 	pid := int(pid0)
-	proc := &Process{Pid: pid, pidfd: int(pidfd)}
+	proc := &Process{Pid: pid, pidfd: int(pidfd), early: early}
 
 	var mapErr error
 	if parentMap {

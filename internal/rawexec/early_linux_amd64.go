@@ -1,0 +1,532 @@
+//go:build linux && amd64
+
+package rawexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// An Early is a first process cloned before its Program exists (see
+// [Prespawn]). Pass it to [Start] in [Attr.Early]; Start uses it when it
+// was made for the same namespaces and id maps and otherwise abandons it
+// and clones as usual. An Early that is never started must be abandoned.
+type Early struct {
+	pid     int
+	flags   uintptr
+	mode    IDMapMode
+	maps    []idMapFile // ParentMap: written by Start; SelfMap: written by the early process
+	mem     []byte      // the header (s) and the early process's stack
+	s       *earlyShared
+	mu      sync.Mutex
+	done    bool // started, abandoned or failed
+	pending bool // started: finish has yet to reap it
+}
+
+// Stages of the early process (earlyShared.stage, a futex word that the
+// kernel clears when the early process exits: CLONE_CHILD_CLEARTID).
+const (
+	earlyStarting = 0x8000_0001
+	earlyReady    = 0x8000_0002
+	earlyForked   = 0x8000_0003 // the first process is cloned (or failed to be: errno)
+)
+
+// Commands to it (earlyShared.cmd, a futex word).
+const (
+	earlyWait = 0
+	earlyGo   = 1
+)
+
+// earlyShared is the header the supervisor and the early process share
+// (the early process runs in the supervisor's memory until it forks the
+// first process). It lies outside the Go heap, in the same mapping as the
+// early process's stack; the only Go pointer in it, h, is kept alive by
+// Start while the early process reads it.
+type earlyShared struct {
+	stage    uint32
+	cmd      uint32
+	ppid     uintptr
+	unshare  uintptr
+	mask     uint64 // the supervisor thread's signal mask, restored in the first process
+	nfiles   uintptr
+	files    [3]earlyFile
+	h        *handoff
+	pid      uintptr // the first process, in the supervisor's pid namespace
+	pidfd    int32
+	errno    uint32    // of the first process's clone
+	failStep uint32    // the setup step that failed (earlyStep*), 0 if none
+	failErr  uint32    // and its errno (for a debugger: Start falls back)
+	buf      [512]byte // the SelfMap files' paths and contents
+}
+
+// earlyFile is one /proc/self file the early process writes (SelfMap).
+type earlyFile struct{ path, data, n uintptr }
+
+// handoff is what Start gives the early process: the first process's
+// clone flags and runOps's arguments.
+type handoff struct {
+	flags uintptr
+	ops   []op
+	errFD uintptr
+	rp    *reaper
+}
+
+// Steps of the early process's setup, for the error message.
+const (
+	earlyStepDeathSig = 1 + iota
+	earlyStepParent
+	earlyStepSignals
+	earlyStepUnshare
+	earlyStepMap // + file index
+)
+
+// futex(2) operations (not in x/sys/unix) and AT_FDCWD as an argument.
+const (
+	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
+	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+	atFDCWD          = ^uintptr(99)
+)
+
+const (
+	earlyStack = 64 << 10
+	earlyMem   = earlyStack + 4096
+)
+
+var errNoEarly = errors.New("rawexec: no early process")
+
+// subreaper counts the early processes whose first process has yet to be
+// reparented to this process (PR_SET_CHILD_SUBREAPER is on while > 0).
+var subreaper struct {
+	sync.Mutex
+	n int
+}
+
+func subreaperHold() error {
+	subreaper.Lock()
+	defer subreaper.Unlock()
+	if subreaper.n == 0 {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("rawexec: PR_SET_CHILD_SUBREAPER: %w", err)
+		}
+	}
+	subreaper.n++
+	return nil
+}
+
+func subreaperRelease() {
+	subreaper.Lock()
+	defer subreaper.Unlock()
+	subreaper.n--
+	if subreaper.n == 0 {
+		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	}
+}
+
+// Prespawn clones the early process of a later [Start] with
+// attr.Cloneflags, attr.IDMap, attr.UIDMap and attr.GIDMap (the rest of
+// attr is not used). The early process shares this process's memory and
+// descriptor table, creates the namespaces and (SelfMap) writes its id
+// maps on the other CPU while the caller builds the Program, then waits.
+// At Start it forks the first process, which from there on is what a
+// plain Start's child would be (and becomes this process's child: the
+// caller is a child subreaper until then), and exits.
+//
+// The early process dies with the thread that called Prespawn
+// (PR_SET_PDEATHSIG), so a caller that exits without Start leaves
+// nothing behind; a caller that goes on without it calls Abandon.
+func Prespawn(attr *Attr) (*Early, error) {
+	if attr.Cloneflags&^allowedCloneFlags != 0 || attr.Cloneflags&unix.CLONE_NEWUSER == 0 {
+		return nil, fmt.Errorf("rawexec: Prespawn needs CLONE_NEWUSER and CLONE_NEW* flags only, not %#x", attr.Cloneflags)
+	}
+	if attr.IDMap != SelfMap && attr.IDMap != ParentMap {
+		return nil, errors.New("rawexec: Prespawn needs SelfMap or ParentMap")
+	}
+	e := &Early{flags: attr.Cloneflags, mode: attr.IDMap}
+	if attr.IDMap == ParentMap {
+		e.maps = idMapFiles(attr)
+	} else {
+		e.maps = selfMapFiles(attr)
+	}
+	mem, err := unix.Mmap(-1, 0, earlyMem, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_STACK|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("rawexec: early stack: %w", err)
+	}
+	e.mem = mem
+	// The header above the stack: an overflow runs off the mapping's
+	// low end, not into the header.
+	e.s = (*earlyShared)(unsafe.Pointer(&mem[earlyStack]))
+	s := e.s
+	s.stage = earlyStarting
+	s.ppid = uintptr(os.Getpid())
+	s.unshare = attr.Cloneflags
+	s.pidfd = -1
+	if attr.IDMap == SelfMap {
+		if err := e.placeSelfMaps(); err != nil {
+			unix.Munmap(mem)
+			return nil, err
+		}
+	}
+	// The first process is a copy of this thread's early process: give it
+	// this thread's mask back (BeforeFork blocks every signal).
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, 0,
+		uintptr(unsafe.Pointer(&s.mask)), 8, 0, 0); errno != 0 {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("rawexec: sigprocmask: %w", errno)
+	}
+	if err := subreaperHold(); err != nil {
+		unix.Munmap(mem)
+		return nil, err
+	}
+	// The early process starts with every signal blocked (BeforeFork),
+	// on its own stack, and never runs Go code that needs the runtime.
+	runtimeBeforeFork()
+	pid, errno := rawClone(unix.CLONE_VM|unix.CLONE_FILES|unix.CLONE_CHILD_CLEARTID|uintptr(syscall.SIGCHLD),
+		uintptr(unsafe.Pointer(s))&^15, uintptr(unsafe.Pointer(&s.stage)), unsafe.Pointer(s))
+	runtimeAfterFork()
+	if errno != 0 {
+		subreaperRelease()
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("rawexec: early clone: %w", syscall.Errno(errno))
+	}
+	e.pid = int(pid)
+	return e, nil
+}
+
+// rawClone clones a process that runs earlyMain(arg) on stack; ctid is
+// the CLONE_CHILD_CLEARTID word. Implemented in assembly.
+//
+//go:noescape
+func rawClone(flags, stack, ctid uintptr, arg unsafe.Pointer) (pid, errno uintptr)
+
+// earlyLoad and earlyStore are atomic loads and stores for the early
+// process (assembly: sync/atomic is instrumented under the race
+// detector).
+//
+//go:noescape
+func earlyLoad(p *uint32) uint32
+
+//go:noescape
+func earlyStore(p *uint32, v uint32)
+
+// selfMapFiles are the SelfMap files in the order the kernel needs.
+func selfMapFiles(attr *Attr) []idMapFile {
+	uidMap, gidMap := attr.UIDMap, attr.GIDMap
+	if uidMap == nil {
+		uidMap = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	}
+	if gidMap == nil {
+		gidMap = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	}
+	return []idMapFile{
+		{"setgroups", []byte("deny")},
+		{"uid_map", formatIDMap(uidMap)},
+		{"gid_map", formatIDMap(gidMap)},
+	}
+}
+
+// placeSelfMaps copies the SelfMap files' paths and contents into the
+// header, where the early process finds them.
+func (e *Early) placeSelfMaps() error {
+	s, off := e.s, 0
+	put := func(b []byte) uintptr {
+		if off+len(b) > len(s.buf) {
+			return 0
+		}
+		p := uintptr(unsafe.Pointer(&s.buf[off]))
+		off += copy(s.buf[off:], b)
+		return p
+	}
+	for i, f := range e.maps {
+		path := put(append([]byte("/proc/self/"+f.name), 0))
+		data := put(f.data)
+		if path == 0 || data == 0 {
+			return errors.New("rawexec: id maps too long for an early process")
+		}
+		s.files[i] = earlyFile{path: path, data: data, n: uintptr(len(f.data))}
+	}
+	s.nfiles = uintptr(len(e.maps))
+	return nil
+}
+
+// earlyEntry is earlyMain as a func value, which rawClone's child calls.
+var earlyEntry = earlyMain
+
+// earlyMain is the early process (see Prespawn). It runs in the
+// supervisor's memory, on its own stack, while the supervisor goes on: it
+// follows runChild's rules and writes only the header. It never returns.
+// Its frame is small: runOps's chain of nosplit frames starts here.
+//
+//go:nosplit
+//go:norace
+func earlyMain(s *earlyShared) {
+	earlySetup(s)
+	earlyStore(&s.stage, earlyReady)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWakePrivate, 1, 0, 0, 0)
+	for earlyLoad(&s.cmd) == earlyWait {
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.cmd)), futexWaitPrivate, earlyWait, 0, 0, 0)
+	}
+	if earlyLoad(&s.cmd) != earlyGo {
+		earlyExit(0)
+	}
+	h := s.h
+	// The first process: a copy of the supervisor's memory as it is now
+	// (the Program in it) and of the descriptor table, in the namespaces
+	// made by earlySetup (PID 1 of the new pid namespace).
+	r, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, h.flags, 0, uintptr(unsafe.Pointer(&s.pidfd)), 0, 0, 0)
+	if e == 0 && r == 0 {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&s.mask)), 0, 8, 0, 0)
+		earlyRunChild(h.ops, h.errFD, h.rp, true) // never returns
+	}
+	s.pid = r
+	s.errno = uint32(e)
+	earlyStore(&s.stage, earlyForked)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWakePrivate, 1, 0, 0, 0)
+	earlyExit(0)
+}
+
+// earlyRunChild is runChild, called through a variable: the linker
+// checks every chain of nosplit frames against the goroutine stack's
+// guard (792 bytes), and runChild's chain from earlyMain exceeds it by a
+// few words; the early process and the first process run on the 64 KiB
+// early stack.
+var earlyRunChild = runChild
+
+// earlySetup makes the early process ready or exits it.
+//
+//go:nosplit
+//go:norace
+func earlySetup(s *earlyShared) {
+	var (
+		act [4]uintptr // struct kernel_sigaction: handler, flags, restorer, mask
+		dfl [4]uintptr
+		r   uintptr
+		e   syscall.Errno
+		i   uintptr
+	)
+	if _, _, e = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0, 0); e != 0 {
+		earlyFail(s, earlyStepDeathSig, e)
+	}
+	if r, _, _ = syscall.RawSyscall6(syscall.SYS_GETPPID, 0, 0, 0, 0, 0, 0); r != s.ppid {
+		earlyFail(s, earlyStepParent, 0) // the supervisor is already gone
+	}
+	// The handlers are copies of the supervisor's Go handlers: back to the
+	// default, as execve would do and Go's fork child does (signals
+	// ignored stay ignored). Every signal stays blocked here.
+	for i = 1; i <= 64; i++ {
+		if i == uintptr(syscall.SIGKILL) || i == uintptr(syscall.SIGSTOP) {
+			continue
+		}
+		if _, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, 0, uintptr(unsafe.Pointer(&act)), 8, 0, 0); e != 0 {
+			continue
+		}
+		if act[0] != 0 && act[0] != 1 { // neither SIG_DFL nor SIG_IGN
+			if _, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0); e != 0 {
+				earlyFail(s, earlyStepSignals, e)
+			}
+		}
+	}
+	if _, _, e = syscall.RawSyscall6(syscall.SYS_UNSHARE, s.unshare, 0, 0, 0, 0, 0); e != 0 {
+		earlyFail(s, earlyStepUnshare, e)
+	}
+	for i = 0; i < s.nfiles && i < 3; i++ {
+		r, _, e = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, s.files[i].path,
+			uintptr(syscall.O_WRONLY|syscall.O_CLOEXEC), 0, 0, 0)
+		if e != 0 {
+			earlyFail(s, earlyStepMap+uint32(i), e)
+		}
+		_, _, e = syscall.RawSyscall6(syscall.SYS_WRITE, r, s.files[i].data, s.files[i].n, 0, 0, 0)
+		syscall.RawSyscall6(syscall.SYS_CLOSE, r, 0, 0, 0, 0, 0)
+		if e != 0 {
+			earlyFail(s, earlyStepMap+uint32(i), e)
+		}
+	}
+}
+
+//go:nosplit
+//go:norace
+func earlyFail(s *earlyShared, step uint32, e syscall.Errno) {
+	s.failStep = step
+	s.failErr = uint32(e)
+	earlyExit(1)
+}
+
+//go:nosplit
+//go:norace
+func earlyExit(code uintptr) {
+	for {
+		syscall.RawSyscall6(syscall.SYS_EXIT, code, 0, 0, 0, 0, 0)
+	}
+}
+
+// matches reports whether e was made for attr.
+func (e *Early) matches(attr *Attr) bool {
+	if attr.Cloneflags != e.flags || attr.IDMap != e.mode {
+		return false
+	}
+	var want []idMapFile
+	if e.mode == ParentMap {
+		want = idMapFiles(attr)
+	} else {
+		want = selfMapFiles(attr)
+	}
+	return slices.EqualFunc(want, e.maps, func(a, b idMapFile) bool {
+		return a.name == b.name && string(a.data) == string(b.data)
+	})
+}
+
+// waitStage waits until the early process is ready or gone and reports
+// which.
+func (e *Early) waitStage() (ready bool) {
+	for {
+		v := atomic.LoadUint32(&e.s.stage)
+		if v == earlyReady {
+			return true
+		}
+		if v == 0 { // cleared by the kernel: the early process exited
+			return false
+		}
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
+			futexWaitPrivate, uintptr(v), 0, 0, 0)
+	}
+}
+
+// waitForked waits until the early process has cloned the first process
+// (or failed to) or is gone.
+func (e *Early) waitForked() {
+	for {
+		v := atomic.LoadUint32(&e.s.stage)
+		if v == earlyForked || v == 0 {
+			return
+		}
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
+			futexWaitPrivate, uintptr(v), 0, 0, 0)
+	}
+}
+
+// waitGone waits until the early process has exited and reaps it. Its
+// stack may be unmapped only then: the kernel clears the stage word once
+// the process no longer runs in this memory.
+func (e *Early) waitGone() {
+	for {
+		v := atomic.LoadUint32(&e.s.stage)
+		if v == 0 {
+			break
+		}
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
+			futexWaitPrivate, uintptr(v), 0, 0, 0)
+	}
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(e.pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+}
+
+// Abandon ends an early process that will not be started. It is safe
+// to call more than once, and after Start.
+func (e *Early) Abandon() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return
+	}
+	e.done = true
+	unix.Kill(e.pid, unix.SIGKILL)
+	e.waitGone()
+	e.release()
+}
+
+// ready waits until the early process has made its namespaces (and
+// SelfMap's maps) and reports true, or reports false, having reaped and
+// released it, if its setup failed (failStep says where) or it was
+// abandoned. Start then clones as usual, which meets the same error and
+// reports it.
+func (e *Early) ready() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return false
+	}
+	if e.waitStage() {
+		return true
+	}
+	e.done = true
+	e.waitGone()
+	e.release()
+	return false
+}
+
+func (e *Early) release() {
+	subreaperRelease()
+	unix.Munmap(e.mem)
+}
+
+// start hands the launch to the early process (ready has returned true):
+// it forks the first process and exits. start returns the first
+// process's pid and pidfd (-1 without CLONE_PIDFD) once it is cloned;
+// the early process may still be exiting: finish waits for that.
+func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile) (pid uintptr, pidfd int32, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return 0, -1, errNoEarly
+	}
+	e.done = true
+	if e.mode == ParentMap {
+		if err := writeIDMaps(e.pid, maps); err != nil {
+			unix.Kill(e.pid, unix.SIGKILL)
+			e.waitGone()
+			e.release()
+			return 0, -1, fmt.Errorf("rawexec: writing the id maps: %w", err)
+		}
+	}
+	h := &handoff{flags: flags | uintptr(syscall.SIGCHLD), ops: l.ops, errFD: errFD, rp: l.rp}
+	e.s.h = h
+	atomic.StoreUint32(&e.s.cmd, earlyGo)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.cmd)), futexWakePrivate, 1, 0, 0, 0)
+	e.waitForked()
+	runtime.KeepAlive(h)
+	// The stage may read 0 already (the kernel clears it at the exit
+	// that follows earlyForked); pid and errno were written before.
+	pid, pidfd, errno := e.s.pid, e.s.pidfd, syscall.Errno(e.s.errno)
+	if errno != 0 || pid == 0 {
+		e.waitGone()
+		e.release()
+		if errno == 0 {
+			return 0, -1, errors.New("rawexec: the early process died")
+		}
+		return 0, -1, fmt.Errorf("rawexec: clone: %w", errno)
+	}
+	e.pending = true
+	return pid, pidfd, nil
+}
+
+// finish waits for a started early process to exit, reaps it (the first
+// process is this process's child from then on) and releases its stack.
+func (e *Early) finish() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.pending {
+		return
+	}
+	e.pending = false
+	e.waitGone()
+	e.release()
+}

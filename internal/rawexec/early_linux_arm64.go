@@ -1,0 +1,28 @@
+//go:build linux && arm64
+
+package rawexec
+
+import "errors"
+
+// An Early is a first process cloned before its Program exists. On arm64
+// there is none yet (its clone needs an assembly entry point, written
+// and tested for amd64 only): Prespawn fails and Start clones as usual.
+type Early struct{}
+
+var errNoEarly = errors.New("rawexec: no early process on this architecture")
+
+// Prespawn returns an error on arm64: see Early.
+func Prespawn(*Attr) (*Early, error) { return nil, errNoEarly }
+
+// Abandon does nothing on arm64.
+func (e *Early) Abandon() {}
+
+func (e *Early) matches(*Attr) bool { return false }
+
+func (e *Early) ready() bool { return false }
+
+func (e *Early) finish() {}
+
+func (e *Early) start(*launch, uintptr, uintptr, []idMapFile) (uintptr, int32, error) {
+	return 0, -1, errNoEarly
+}

@@ -1,0 +1,229 @@
+//go:build linux && amd64
+
+package rawexec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestEarlySuite runs this package's tests again with every sandbox of
+// run and startSandbox started through an early process.
+func TestEarlySuite(t *testing.T) {
+	if testEarly {
+		t.Skip("this is the early run")
+	}
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.skip=^(TestEarlySuite|Benchmark)")
+	cmd.Env = append(os.Environ(), earlyEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the tests through early processes failed: %v\n%s", err, out)
+	}
+}
+
+func TestEarlyStart(t *testing.T) {
+	a := nsAttr()
+	e, err := Prespawn(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Early = e
+	r := runSh(t, nil, a, "echo $$; cat /proc/self/uid_map; readlink /proc/self/ns/net /proc/self/ns/mnt")
+	wantExit(t, r, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 4 || lines[0] != "1" {
+		t.Fatalf("want PID 1, its uid map and two namespaces, got %q (stderr %q)", r.stdout, r.stderr)
+	}
+	wantMap := fmt.Sprintf("%d %d 1", os.Getuid(), os.Getuid())
+	if os.Getuid() == 0 {
+		wantMap = "0 0 4294967295"
+	}
+	if got := strings.Join(strings.Fields(lines[1]), " "); got != wantMap {
+		t.Errorf("uid_map %q, want %q", got, wantMap)
+	}
+	for i, n := range []string{"net", "mnt"} {
+		host, _ := os.Readlink("/proc/self/ns/" + n)
+		if lines[2+i] == host {
+			t.Errorf("the command is in the host's %s namespace %s", n, host)
+		}
+	}
+	if !e.done {
+		t.Error("Start did not use or release the early process")
+	}
+	noChildren(t)
+}
+
+// TestEarlyNotShared: the early process runs in the supervisor's memory
+// until it forks the first process; the first process and the command
+// must each have memory of their own (or the sandbox could write the
+// supervisor's), and the early process must be gone.
+func TestEarlyNotShared(t *testing.T) {
+	a := nsAttr()
+	e, err := Prespawn(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := kcmpVM(os.Getpid(), e.pid); err == unix.ENOSYS || err == unix.EPERM {
+		e.Abandon()
+		t.Skipf("kcmp: %v", err)
+	} else if err != nil || r != 0 {
+		e.Abandon()
+		t.Fatalf("kcmp(supervisor, early process, KCMP_VM) = %d, %v: the early process should share the supervisor's memory", r, err)
+	}
+	earlyPid := e.pid
+	sb := startSandboxEarly(t, e)
+	sb.started(t)
+	pids := []int{sb.proc.Pid}
+	for _, c := range children(t, sb.proc.Pid) {
+		pids = append(pids, c.pid)
+	}
+	if len(pids) < 2 {
+		t.Fatalf("no command under the first process %d", sb.proc.Pid)
+	}
+	for _, pid := range pids {
+		if r, err := kcmpVM(os.Getpid(), pid); err != nil || r == 0 {
+			t.Errorf("kcmp(supervisor, %d, KCMP_VM) = %d, %v: it shares the supervisor's memory", pid, r, err)
+		}
+	}
+	sb.stdin.Close()
+	wantStatusExit(t, sb.exited(t), 0)
+	sb.done(t)
+	// Wait reaped the early process before the first process.
+	if err := unix.Kill(earlyPid, 0); err != unix.ESRCH {
+		t.Errorf("the early process %d is still there after Wait: kill(0) = %v", earlyPid, err)
+	}
+}
+
+// startSandboxEarly is startSandbox with `cat` (it waits for stdin) and
+// the early process e.
+func startSandboxEarly(t *testing.T, e *Early) *sandbox {
+	t.Helper()
+	return startSandbox(t, sbOpts{path: "/bin/cat", args: []string{"cat"}, early: e})
+}
+
+func TestEarlyAbandon(t *testing.T) {
+	a := nsAttr()
+	e, err := Prespawn(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.pid
+	e.Abandon()
+	e.Abandon() // twice is fine
+	if err := unix.Kill(pid, 0); err != unix.ESRCH {
+		t.Errorf("early process %d after Abandon: kill(0) = %v", pid, err)
+	}
+	noChildren(t)
+	subreaper.Lock()
+	n := subreaper.n
+	subreaper.Unlock()
+	if n != 0 {
+		t.Errorf("subreaper count %d after Abandon", n)
+	}
+	var on int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&on)), 0, 0, 0); err != nil || on != 0 {
+		t.Errorf("PR_GET_CHILD_SUBREAPER: %d, %v; want off after Abandon", on, err)
+	}
+}
+
+// TestEarlyMismatch: an early process made for other namespaces is
+// abandoned and Start clones as usual.
+func TestEarlyMismatch(t *testing.T) {
+	a := nsAttr()
+	e, err := Prespawn(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.pid
+	b := nsAttr()
+	b.Cloneflags &^= unix.CLONE_NEWNET
+	b.Early = e
+	r := runSh(t, nil, b, "readlink /proc/self/ns/net")
+	wantExit(t, r, 0)
+	host, _ := os.Readlink("/proc/self/ns/net")
+	if strings.TrimSpace(r.stdout) != host {
+		t.Errorf("net namespace %q, want the host's %q (no CLONE_NEWNET)", r.stdout, host)
+	}
+	if err := unix.Kill(pid, 0); err != unix.ESRCH {
+		t.Errorf("the unused early process %d: kill(0) = %v", pid, err)
+	}
+	noChildren(t)
+}
+
+// TestEarlyParentDies: a supervisor that dies before Start (SIGKILL)
+// leaves no early process behind.
+func TestEarlyParentDies(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), earlyHelperEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(buf[:n])))
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper said %q", buf[:n])
+	}
+	if err := unix.Kill(pid, 0); err != nil {
+		t.Fatalf("the early process %d is not running: %v", pid, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// Gone, or a zombie that init has yet to reap.
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("early process %d outlived its supervisor: %s", pid, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// kcmpVM is kcmp(pid1, pid2, KCMP_VM): 0 when the two share memory.
+func kcmpVM(pid1, pid2 int) (int, error) {
+	const kcmpVMType = 1 // KCMP_VM
+	r, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(pid1), uintptr(pid2), kcmpVMType, 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
+
+const earlyHelperEnv = "RAWEXEC_TEST_EARLY_HELPER"
+
+func init() {
+	if os.Getenv(earlyHelperEnv) != "" {
+		earlyHelper()
+	}
+}
+
+// earlyHelper prespawns, prints the early process's pid and waits to be
+// killed.
+func earlyHelper() {
+	e, err := Prespawn(nsAttr())
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println(e.pid)
+	select {}
+}
