@@ -67,7 +67,6 @@ func forkExec(ops []op, flags uintptr, errFD uintptr, pidfd *int32, rp *reaper) 
 func runChild(ops []op, errFD uintptr, rp *reaper, signalsSet bool) {
 	var (
 		slots [numSlots]uintptr
-		rep   report
 		r1    uintptr
 		pid   uintptr
 		e     syscall.Errno
@@ -82,7 +81,14 @@ func runChild(ops []op, errFD uintptr, rp *reaper, signalsSet bool) {
 
 	i, r1, e = interp(ops, 0, &slots)
 	if i < uint(len(ops)) && ops[i].flags&flagFork != 0 && rp != nil {
-		pid, e = reaperFork(rp)
+		if rp.vstack != 0 {
+			// The command runs the ops after the Fork in
+			// cmdMain and execs or exits: only the first
+			// process returns.
+			pid, e = reaperVfork(rp, uintptr(i+1), &slots)
+		} else {
+			pid, e = reaperFork(rp)
+		}
 		if e == 0 {
 			if pid != 0 {
 				reaperRun(rp, errFD, pid) // never returns
@@ -90,9 +96,18 @@ func runChild(ops []op, errFD uintptr, rp *reaper, signalsSet bool) {
 			i, r1, e = interp(ops, i+1, &slots)
 		}
 	}
-	// interp returns at the failing op, at a Fork op (there is none left
-	// here), or past the end: the list ends in execve, so running out of
-	// ops means it was built wrongly, and the report says len(ops).
+	childFail(errFD, i, r1, e)
+}
+
+// childFail reports the op at i on errFD and exits with childFailStatus.
+// interp returns at the failing op, at a Fork op (there is none left
+// here), or past the end: the list ends in execve, so running out of ops
+// means it was built wrongly, and the report says len(ops).
+//
+//go:nosplit
+//go:norace
+func childFail(errFD uintptr, i uint, r1 uintptr, e syscall.Errno) {
+	var rep report
 	rep.index = uint32(i)
 	rep.errno = uint32(e)
 	rep.result = uint64(r1)

@@ -190,6 +190,12 @@
 // header outside the Go heap; the first process and the command never
 // share it (a test compares them with kcmp).
 //
+// That first process runs at the top of the early stack (its private
+// copy), so at Fork it vforks the command (CLONE_VM|CLONE_VFORK) onto
+// the stack's lower half: the command runs the ops after Fork in the
+// first process's memory while the first process sleeps, copies no page
+// tables, and its execve tears none down.
+//
 // The first process is the early process's child: the caller is a child
 // subreaper from Prespawn until the early process is reaped (by
 // [Process.Wait], or by Start on a failure), so that the first process

@@ -189,9 +189,10 @@ func Prespawn(attr *Attr) (*Early, error) {
 	}
 	// The early process starts with every signal blocked (BeforeFork),
 	// on its own stack, and never runs Go code that needs the runtime.
-	runtimeBeforeFork()
+	fn, stack, ctid := funcval(&earlyEntry), uintptr(unsafe.Pointer(s))&^15, uintptr(unsafe.Pointer(&s.stage))
+	runtimeBeforeFork() // from here to runtimeAfterFork: no stack growth
 	pid, errno := rawClone(unix.CLONE_VM|unix.CLONE_FILES|unix.CLONE_CHILD_CLEARTID|uintptr(syscall.SIGCHLD),
-		uintptr(unsafe.Pointer(s))&^15, uintptr(unsafe.Pointer(&s.stage)), unsafe.Pointer(s))
+		stack, ctid, fn, unsafe.Pointer(s))
 	runtimeAfterFork()
 	if errno != 0 {
 		subreaperRelease()
@@ -202,11 +203,17 @@ func Prespawn(attr *Attr) (*Early, error) {
 	return e, nil
 }
 
-// rawClone clones a process that runs earlyMain(arg) on stack; ctid is
-// the CLONE_CHILD_CLEARTID word. Implemented in assembly.
+// rawClone clones a process that runs fn(arg) on stack, fn being the
+// funcval of a func(unsafe.Pointer)-shaped nosplit function that never
+// returns; ctid is the CLONE_CHILD_CLEARTID word (0: none).
+// Implemented in assembly.
 //
 //go:noescape
-func rawClone(flags, stack, ctid uintptr, arg unsafe.Pointer) (pid, errno uintptr)
+func rawClone(flags, stack, ctid, fn uintptr, arg unsafe.Pointer) (pid, errno uintptr)
+
+// funcval returns the funcval pointer a func variable holds, for
+// rawClone.
+func funcval[F any](f *F) uintptr { return *(*uintptr)(unsafe.Pointer(f)) }
 
 // earlyLoad and earlyStore are atomic loads and stores for the early
 // process (assembly: sync/atomic is instrumented under the race
@@ -300,6 +307,65 @@ func earlyMain(s *earlyShared) {
 // few words; the early process and the first process run on the 64 KiB
 // early stack.
 var earlyRunChild = runChild
+
+// cmdEntry is cmdMain as a func value, which rawClone's child calls.
+var cmdEntry = cmdMain
+
+// reaperVfork is reaperFork for the first process of an early process:
+// it blocks the signals and opens the signalfd the same way, then clones
+// the command with CLONE_VM|CLONE_VFORK on the early stack's lower half
+// (the first process runs at its top), where cmdMain runs the ops from
+// start with a copy of slots. The first process sleeps until the command
+// has exec'd or exited, so the command copies no page tables and its
+// execve tears none down. It returns the command's pid.
+//
+//go:nosplit
+//go:norace
+func reaperVfork(rp *reaper, start uintptr, slots *[numSlots]uintptr) (uintptr, syscall.Errno) {
+	s := rp.s
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
+		uintptr(unsafe.Pointer(&rp.mask)), uintptr(unsafe.Pointer(&s.oldmask)), 8, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	fd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, noFD, uintptr(unsafe.Pointer(&rp.mask)), 8,
+		unix.SFD_CLOEXEC|unix.SFD_NONBLOCK, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	s.sigfd = fd
+	s.vstart = start
+	s.vslots = *slots
+	pid, errno := rawClone(unix.CLONE_VM|unix.CLONE_VFORK|uintptr(syscall.SIGCHLD), rp.vstack, 0, rp.vfn, unsafe.Pointer(rp))
+	if errno != 0 {
+		return 0, syscall.Errno(errno)
+	}
+	s.pid = pid
+	return pid, 0
+}
+
+// cmdMain is the command between reaperVfork and execve, in the first
+// process's memory (which sleeps meanwhile), on its own stack. It never
+// returns.
+//
+//go:nosplit
+//go:norace
+func cmdMain(rp *reaper) {
+	var (
+		slots [numSlots]uintptr
+		r1    uintptr
+		e     syscall.Errno
+		i     uint
+	)
+	slots = rp.s.vslots
+	// The command starts with the mask the first process had: a blocked
+	// mask would survive execve.
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK,
+		uintptr(unsafe.Pointer(&rp.s.oldmask)), 0, 8, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_CLOSE, rp.s.sigfd, 0, 0, 0, 0, 0)
+	i, r1, e = interp(rp.vops, uint(rp.s.vstart), &slots)
+	childFail(rp.verr, i, r1, e)
+}
 
 // earlySetup makes the early process ready or exits it.
 //
@@ -493,6 +559,13 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 			e.release()
 			return 0, -1, fmt.Errorf("rawexec: writing the id maps: %w", err)
 		}
+	}
+	if l.rp != nil {
+		// The command is vforked on the early stack's lower half.
+		l.rp.vstack = uintptr(unsafe.Pointer(&e.mem[earlyStack/2]))
+		l.rp.vfn = funcval(&cmdEntry)
+		l.rp.verr = errFD
+		l.rp.vops = l.ops
 	}
 	h := &handoff{flags: flags | uintptr(syscall.SIGCHLD), ops: l.ops, errFD: errFD, rp: l.rp}
 	e.s.h = h

@@ -2,7 +2,10 @@
 
 package rawexec
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // An Early is a first process cloned before its Program exists. On arm64
 // there is none yet (its clone needs an assembly entry point, written
@@ -22,6 +25,11 @@ func (e *Early) matches(*Attr) bool { return false }
 func (e *Early) ready() bool { return false }
 
 func (e *Early) finish() {}
+
+// reaperVfork is never called on arm64 (reaper.vstack stays 0).
+func reaperVfork(*reaper, uintptr, *[numSlots]uintptr) (uintptr, syscall.Errno) {
+	return 0, syscall.ENOSYS
+}
 
 func (e *Early) start(*launch, uintptr, uintptr, []idMapFile) (uintptr, int32, error) {
 	return 0, -1, errNoEarly

@@ -94,6 +94,11 @@ func TestEarlyNotShared(t *testing.T) {
 			t.Errorf("kcmp(supervisor, %d, KCMP_VM) = %d, %v: it shares the supervisor's memory", pid, r, err)
 		}
 	}
+	// The command was vforked: it shared the first process's memory
+	// until its execve, and no longer does.
+	if r, err := kcmpVM(pids[0], pids[1]); err != nil || r == 0 {
+		t.Errorf("kcmp(first process, command, KCMP_VM) = %d, %v: the command runs in the first process's memory", r, err)
+	}
 	sb.stdin.Close()
 	wantStatusExit(t, sb.exited(t), 0)
 	sb.done(t)

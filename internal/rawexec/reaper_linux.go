@@ -180,6 +180,12 @@ type reaper struct {
 	// socket attached (withFD) and without. They point into s.
 	msgFD, msgNoFD unix.Msghdr
 	iov            unix.Iovec
+	// vfork, when vstack is not 0 (an early process's first process): the
+	// command is a CLONE_VM|CLONE_VFORK child on the stack below vstack
+	// that runs cmdMain through the func value vfn, with ops from s.vstart
+	// of vops, reporting on verr.
+	vstack, vfn, verr uintptr
+	vops              []op
 }
 
 // reaperState is the pointer-free memory the first process writes (its
@@ -200,6 +206,8 @@ type reaperState struct {
 	rec     Record
 	buf     [8]byte
 	slots   [numSlots]uintptr // Exit's
+	vstart  uintptr           // the vforked command's first op
+	vslots  [numSlots]uintptr // and its slots
 }
 
 // dialCmsg is one SCM_RIGHTS control message with one descriptor
