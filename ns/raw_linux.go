@@ -26,8 +26,12 @@ type RawView struct {
 	// child (-1: none needed).
 	tmpFD int
 	// Keep are the descriptors the sandbox's first process must keep
-	// until its exit ops have run (the stubs' locks).
+	// until its exit ops have run (the stubs' locks, and the numbers
+	// reserved for the stubs' directories: dirFDs).
 	Keep []int
+	// dirFDs are descriptor numbers reserved for the stubs' parent
+	// directories, which the exit ops open before detaching the view.
+	dirFDs []int
 	// overlays are the discard overlays' paths, in the order the child
 	// sends their descriptors; made are the protected names made inside
 	// them (View.made).
@@ -83,6 +87,10 @@ func (v *RawView) Release() {
 		unix.Close(v.tmpFD)
 		v.tmpFD = -1
 	}
+	for _, fd := range v.dirFDs {
+		unix.Close(fd)
+	}
+	v.dirFDs = nil
 }
 
 // RemoveStubs removes the stubs from the supervisor's side, for a run
@@ -144,8 +152,10 @@ func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView
 		v.Release()
 		return nil, err
 	}
-	for i := len(v.stubs) - 1; i >= 0; i-- {
-		stubExitOps(exit, v.stubs[i])
+	if err := stubsExitOps(exit, v); err != nil {
+		v.RemoveStubs()
+		v.Release()
+		return nil, err
 	}
 	if err := prog.Err(); err != nil {
 		v.RemoveStubs()
@@ -419,6 +429,13 @@ func (c *rawCompiler) protect(label string, op Op, src, target string, v *RawVie
 		return err
 	}
 	if s.created || s.marked {
+		// The view's mount the stub is in (a writable root): the exit
+		// ops detach it with every stub in it at once.
+		for _, m := range c.mounts {
+			if policy.Within(op.Path, m.path) && m.path != op.Path && len(m.path) >= len(s.mount) {
+				s.mount = m.path
+			}
+		}
 		v.stubs = append(v.stubs, s)
 		v.Keep = append(v.Keep, s.fd)
 	} else {
@@ -561,30 +578,106 @@ func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []str
 	return nil
 }
 
-// stubExitOps are stub.remove's steps for the sandbox's first process,
-// after pivot_root (the stub's path in the view is its host path): unmount
-// its read-only bind, take the lock exclusively (another run still holding
-// it keeps the stub), and remove it only if the path still names the
-// stub's inode (and, for a file, it is still empty).
-func stubExitOps(p *rawexec.Program, s *stub) {
+// stubsExitOps are stub.remove's steps for the sandbox's first process,
+// after pivot_root (a stub's path in the view is its host path), for
+// every stub of v, the latest first. Unmounting each stub's read-only
+// bind would wait for an RCU grace period per stub (namespace_unlock:
+// 40 µs each here, the better part of a large tree's exit), so the first
+// process opens the stubs' directories, then detaches each view mount
+// that holds stubs (a writable root) with its stubs in one umount (one
+// grace period; the run is over and nothing else is left in its mount
+// namespace), and reaches each stub through its directory's descriptor,
+// which still names the writable mount it was opened on. Where a detach
+// fails, that mount's stubs are unmounted one by one, as before. Then,
+// per stub: take the lock exclusively (another run still holding it
+// keeps the stub), and remove it only if the name still names the stub's
+// inode (and, for a file, it is still empty).
+func stubsExitOps(p *rawexec.Program, v *RawView) error {
+	if len(v.stubs) == 0 {
+		return nil
+	}
+	dirFD := map[string]int{}
+	var dirs []string
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		dir := filepath.Dir(v.stubs[i].path)
+		if _, ok := dirFD[dir]; ok {
+			continue
+		}
+		// A number for the directory's descriptor in the child,
+		// reserved here so the ops can name it (as tmpFD).
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("reserving a descriptor: %w", err)
+		}
+		v.dirFDs = append(v.dirFDs, fd)
+		v.Keep = append(v.Keep, fd)
+		dirFD[dir] = fd
+		dirs = append(dirs, dir)
+	}
+	scr := p.NewSlot()
+	for _, dir := range dirs {
+		// A directory that cannot be opened leaves the reserved
+		// /dev/null in place: the stub's ops there fail (ENOTDIR) and
+		// are ignored.
+		label := "removing stubs: opening " + dir
+		p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir),
+			rawexec.Imm(unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)).SaveTo(scr).Ignore().SkipIfIgnored(2)
+		p.Syscall(label, unix.SYS_DUP3, scr, rawexec.Int(dirFD[dir]), rawexec.Imm(unix.O_CLOEXEC))
+		p.Syscall(label, unix.SYS_CLOSE, scr)
+	}
+	// One detach per mount that holds stubs, each followed by the
+	// fallback that unmounts its stubs one by one (skipped when the
+	// detach worked; "/" is locked, so a stub there takes the fallback).
+	byMount := map[string][]*stub{}
+	var mounts []string
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		s := v.stubs[i]
+		if _, ok := byMount[s.mount]; !ok {
+			mounts = append(mounts, s.mount)
+		}
+		byMount[s.mount] = append(byMount[s.mount], s)
+	}
+	for _, m := range mounts {
+		stubs := byMount[m]
+		if m != "" && len(stubs) <= maxSkip {
+			p.Syscall("removing stubs: detaching "+m, unix.SYS_UMOUNT2, rawexec.String(m), rawexec.Imm(unix.MNT_DETACH)).
+				Ignore().SkipIfOK(len(stubs))
+		}
+		for _, s := range stubs {
+			p.Syscall("removing stub "+s.path+": unmount", unix.SYS_UMOUNT2, rawexec.String(s.path), rawexec.Imm(unix.MNT_DETACH)).Ignore()
+		}
+	}
+	for i := len(v.stubs) - 1; i >= 0; i-- {
+		s := v.stubs[i]
+		stubExitOps(p, s, dirFD[filepath.Dir(s.path)])
+	}
+	return p.Err()
+}
+
+// maxSkip is how many ops one op can skip (rawexec's limit).
+const maxSkip = 255
+
+// stubExitOps are one stub's steps after its bind is gone: dir is a
+// descriptor on its parent directory.
+func stubExitOps(p *rawexec.Program, s *stub, dir int) {
 	st := make([]byte, unsafe.Sizeof(unix.Stat_t{}))
 	var zero unix.Stat_t
 	offDev, offIno, offSize := int(unsafe.Offsetof(zero.Dev)), int(unsafe.Offsetof(zero.Ino)), int(unsafe.Offsetof(zero.Size))
 	label := "removing stub " + s.path
+	name := filepath.Base(s.path)
 	rest := 4 // the ops after the lock: stat, dev, ino, remove
 	if !s.dir {
 		rest++ // and the size check
 	}
-	p.Syscall(label+": unmount", unix.SYS_UMOUNT2, rawexec.String(s.path), rawexec.Imm(unix.MNT_DETACH)).Ignore()
 	p.Syscall(label+": lock", unix.SYS_FLOCK, rawexec.Int(s.fd), rawexec.Imm(unix.LOCK_EX|unix.LOCK_NB)).Ignore().SkipIfIgnored(rest)
-	p.Syscall(label+": stat", unix.SYS_NEWFSTATAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Bytes(st),
+	p.Syscall(label+": stat", unix.SYS_NEWFSTATAT, rawexec.Int(dir), rawexec.String(name), rawexec.Bytes(st),
 		rawexec.Imm(unix.AT_SYMLINK_NOFOLLOW)).Ignore().SkipIfIgnored(rest - 1)
 	p.SkipIfNotEqual(label+": same device", st, offDev, s.dev, rest-2)
 	p.SkipIfNotEqual(label+": same inode", st, offIno, s.ino, rest-3)
 	if s.dir {
-		p.Syscall(label+": rmdir", unix.SYS_UNLINKAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Imm(unix.AT_REMOVEDIR)).Ignore()
+		p.Syscall(label+": rmdir", unix.SYS_UNLINKAT, rawexec.Int(dir), rawexec.String(name), rawexec.Imm(unix.AT_REMOVEDIR)).Ignore()
 	} else {
 		p.SkipIfNotEqual(label+": still empty", st, offSize, 0, 1)
-		p.Syscall(label+": unlink", unix.SYS_UNLINKAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(s.path), rawexec.Imm(0)).Ignore()
+		p.Syscall(label+": unlink", unix.SYS_UNLINKAT, rawexec.Int(dir), rawexec.String(name), rawexec.Imm(0)).Ignore()
 	}
 }

@@ -33,6 +33,7 @@ type stub struct {
 	created, marked bool
 	dev             uint64
 	ino             uint64
+	mount           string // the raw start's view mount the stub lies in ("": unknown)
 }
 
 const stubXattr = "user.sbx.stub"
