@@ -26,6 +26,7 @@ type Early struct {
 	mode    IDMapMode
 	maps    []idMapFile // ParentMap: written by Start; SelfMap: written by the early process
 	mem     []byte      // the header (s) and the early process's stack
+	ops     *Program    // Prespawn\'s ops, which the early process reads
 	s       *earlyShared
 	mu      sync.Mutex
 	done    bool // started, abandoned or failed
@@ -60,7 +61,9 @@ type earlyShared struct {
 	nfiles   uintptr
 	files    [3]earlyFile
 	h        *handoff
-	pid      uintptr // the first process, in the supervisor's pid namespace
+	ops      []op              // Prespawn's ops
+	slots    [numSlots]uintptr // theirs
+	pid      uintptr           // the first process, in the supervisor's pid namespace
 	pidfd    int32
 	errno    uint32    // of the first process's clone
 	failStep uint32    // the setup step that failed (earlyStep*), 0 if none
@@ -86,6 +89,7 @@ const (
 	earlyStepParent
 	earlyStepSignals
 	earlyStepUnshare
+	earlyStepOps
 	earlyStepMap // + file index
 )
 
@@ -143,14 +147,34 @@ func subreaperRelease() {
 // The early process dies with the thread that called Prespawn
 // (PR_SET_PDEATHSIG), so a caller that exits without Start leaves
 // nothing behind; a caller that goes on without it calls Abandon.
-func Prespawn(attr *Attr) (*Early, error) {
+//
+// ops (may be nil) run in the early process once it is set up, before it
+// waits: system calls that need its namespaces but nothing of the plan,
+// such as bringing up the loopback. They may not Fork, Store or compare
+// (they run in the caller's memory), and a failing one makes the early
+// process unusable: Start then clones as usual and the caller's own ops
+// meet the same failure.
+func Prespawn(attr *Attr, ops *Program) (*Early, error) {
+	if ops != nil {
+		if err := ops.Err(); err != nil {
+			return nil, err
+		}
+		if err := checkSkips(ops, "early ops: "); err != nil {
+			return nil, err
+		}
+		for i := range ops.ops {
+			if ops.ops[i].flags&(flagStore|flagCmp|flagFork) != 0 {
+				return nil, fmt.Errorf("rawexec: early op %d (%s) stores, compares or forks", i, ops.labels[i])
+			}
+		}
+	}
 	if attr.Cloneflags&^allowedCloneFlags != 0 || attr.Cloneflags&unix.CLONE_NEWUSER == 0 {
 		return nil, fmt.Errorf("rawexec: Prespawn needs CLONE_NEWUSER and CLONE_NEW* flags only, not %#x", attr.Cloneflags)
 	}
 	if attr.IDMap != SelfMap && attr.IDMap != ParentMap {
 		return nil, errors.New("rawexec: Prespawn needs SelfMap or ParentMap")
 	}
-	e := &Early{flags: attr.Cloneflags, mode: attr.IDMap}
+	e := &Early{flags: attr.Cloneflags, mode: attr.IDMap, ops: ops}
 	if attr.IDMap == ParentMap {
 		e.maps = idMapFiles(attr)
 	} else {
@@ -167,6 +191,9 @@ func Prespawn(attr *Attr) (*Early, error) {
 	e.s = (*earlyShared)(unsafe.Pointer(&mem[earlyStack]))
 	s := e.s
 	s.stage = earlyStarting
+	if ops != nil {
+		s.ops = ops.ops // kept alive by e.ops
+	}
 	s.ppid = uintptr(os.Getpid())
 	s.unshare = attr.Cloneflags
 	s.pidfd = -1
@@ -277,6 +304,9 @@ var earlyEntry = earlyMain
 //go:norace
 func earlyMain(s *earlyShared) {
 	earlySetup(s)
+	if i, _, e := interp(s.ops, 0, &s.slots); i < uint(len(s.ops)) {
+		earlyFail(s, earlyStepOps, e)
+	}
 	earlyStore(&s.stage, earlyReady)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWakePrivate, 1, 0, 0, 0)
 	for earlyLoad(&s.cmd) == earlyWait {
@@ -573,6 +603,7 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.cmd)), futexWakePrivate, 1, 0, 0, 0)
 	e.waitForked()
 	runtime.KeepAlive(h)
+	runtime.KeepAlive(e.ops)
 	// The stage may read 0 already (the kernel clears it at the exit
 	// that follows earlyForked); pid and errno were written before.
 	pid, pidfd, errno := e.s.pid, e.s.pidfd, syscall.Errno(e.s.errno)

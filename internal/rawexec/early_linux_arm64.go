@@ -15,7 +15,7 @@ type Early struct{}
 var errNoEarly = errors.New("rawexec: no early process on this architecture")
 
 // Prespawn returns an error on arm64: see Early.
-func Prespawn(*Attr) (*Early, error) { return nil, errNoEarly }
+func Prespawn(*Attr, *Program) (*Early, error) { return nil, errNoEarly }
 
 // Abandon does nothing on arm64.
 func (e *Early) Abandon() {}

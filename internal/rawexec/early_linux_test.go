@@ -4,6 +4,7 @@ package rawexec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,7 +33,7 @@ func TestEarlySuite(t *testing.T) {
 
 func TestEarlyStart(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a)
+	e, err := Prespawn(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestEarlyStart(t *testing.T) {
 // supervisor's), and the early process must be gone.
 func TestEarlyNotShared(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a)
+	e, err := Prespawn(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func startSandboxEarly(t *testing.T, e *Early) *sandbox {
 
 func TestEarlyAbandon(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a)
+	e, err := Prespawn(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestEarlyAbandon(t *testing.T) {
 // abandoned and Start clones as usual.
 func TestEarlyMismatch(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a)
+	e, err := Prespawn(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,11 +225,78 @@ func init() {
 // earlyHelper prespawns, prints the early process's pid and waits to be
 // killed.
 func earlyHelper() {
-	e, err := Prespawn(nsAttr())
+	e, err := Prespawn(nsAttr(), nil)
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}
 	fmt.Println(e.pid)
 	select {}
+}
+
+// connectLoopback appends a UDP connect to 127.0.0.1:9 inside the
+// sandbox's network namespace: ENETUNREACH while lo is down.
+func connectLoopback(p *Program) {
+	sock := p.Syscall("udp socket", unix.SYS_SOCKET, Imm(unix.AF_INET), Imm(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), Imm(0)).Save()
+	sa := make([]byte, unix.SizeofSockaddrInet4)
+	*(*uint16)(unsafe.Pointer(&sa[0])) = unix.AF_INET
+	sa[2], sa[3] = 0, 9 // port 9, big-endian
+	sa[4], sa[5], sa[6], sa[7] = 127, 0, 0, 1
+	p.Syscall("connect 127.0.0.1:9", unix.SYS_CONNECT, sock, Bytes(sa), Imm(len(sa)))
+	p.Syscall("close", unix.SYS_CLOSE, sock)
+}
+
+// TestEarlyOps: Prespawn's ops run in the early process, in the new
+// namespaces; a failing one leaves Start to clone as usual.
+func TestEarlyOps(t *testing.T) {
+	// Control: without the early ops the sandbox's lo is down.
+	var p Program
+	connectLoopback(&p)
+	a := nsAttr()
+	a.Path, a.Args = "/bin/true", []string{"true"}
+	a.Files = []int{0, 1, 2}
+	if _, err := Start(&p, a); !errors.Is(err, unix.ENETUNREACH) {
+		t.Fatalf("control: connect with lo down: %v, want ENETUNREACH", err)
+	}
+	noChildren(t)
+
+	var up Program
+	loopbackUp(&up)
+	a = nsAttr()
+	e, err := Prespawn(a, &up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Early = e
+	a.Path, a.Args = "/bin/true", []string{"true"}
+	wantExit(t, run(t, &p, a), 0)
+	noChildren(t)
+
+	// A failing early op: Start falls back to its own clone, which runs
+	// the Program (and so fails the same connect).
+	var bad Program
+	bad.Syscall("close -1", unix.SYS_CLOSE, Int(-1))
+	a = nsAttr()
+	if e, err = Prespawn(a, &bad); err != nil {
+		t.Fatal(err)
+	}
+	a.Early = e
+	a.Path, a.Args = "/bin/true", []string{"true"}
+	a.Files = []int{0, 1, 2}
+	if _, err := Start(&p, a); !errors.Is(err, unix.ENETUNREACH) {
+		t.Fatalf("after a failed early op: %v, want the plain clone's ENETUNREACH", err)
+	}
+	if !e.done {
+		t.Error("the failed early process was not released")
+	}
+	noChildren(t)
+
+	// Ops that write the caller's memory are refused.
+	var store Program
+	st := store.Syscall("getpid", unix.SYS_GETPID).Save()
+	var x int32
+	store.Store("store", &x, st)
+	if _, err := Prespawn(nsAttr(), &store); err == nil {
+		t.Error("Prespawn took an op that stores")
+	}
 }

@@ -96,7 +96,7 @@ func prespawn(t *testing.T, attr *Attr) {
 	if !testEarly || attr.Early != nil || attr.Cloneflags&unix.CLONE_NEWUSER == 0 || attr.IDMap == NoIDMap {
 		return
 	}
-	e, err := Prespawn(attr)
+	e, err := Prespawn(attr, nil)
 	if err != nil {
 		t.Fatalf("Prespawn: %v", err)
 	}
