@@ -64,11 +64,21 @@ type earlyShared struct {
 	ops      []op              // Prespawn's ops
 	slots    [numSlots]uintptr // theirs
 	pid      uintptr           // the first process, in the supervisor's pid namespace
+	tid      int32             // the same, stored by the kernel at the clone (CLONE_PARENT_SETTID)
 	pidfd    int32
+	ign      uint64 // the signals ignored at Prespawn (bit sig-1), as the early process found them
+	setIgn   uint64 // the signals the first process must ignore (bit set) or not...
+	fixIgn   uint64 // ...among these: those whose disposition changed since Prespawn
+	cargs    cloneArgs
 	errno    uint32    // of the first process's clone
 	failStep uint32    // the setup step that failed (earlyStep*), 0 if none
 	failErr  uint32    // and its errno (for a debugger: Start falls back)
 	buf      [512]byte // the SelfMap files' paths and contents
+}
+
+// cloneArgs is struct clone_args, clone3's first version (64 bytes).
+type cloneArgs struct {
+	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls uint64
 }
 
 // earlyFile is one /proc/self file the early process writes (SelfMap).
@@ -97,15 +107,25 @@ const (
 const (
 	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
 	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
-	atFDCWD          = ^uintptr(99)
+	// The stage word is waited on and woken with shared futex ops: the
+	// kernel's wake at the early process's exit (CLONE_CHILD_CLEARTID) is
+	// a shared FUTEX_WAKE, which a private wait never sees.
+	futexWait = 0
+	futexWake = 1
+	atFDCWD   = ^uintptr(99)
 )
 
 const (
+	guardSize  = 4096
 	earlyStack = 64 << 10
 	earlyMem   = earlyStack + 4096
 )
 
 var errNoEarly = errors.New("rawexec: no early process")
+
+// earlyTestUnshare is added to the early process's unshare flags: a test
+// sets an invalid one to make its setup fail.
+var earlyTestUnshare uintptr
 
 // subreaper counts the early processes whose first process has yet to be
 // reparented to this process (PR_SET_CHILD_SUBREAPER is on while > 0).
@@ -186,6 +206,15 @@ func Prespawn(attr *Attr, ops *Program) (*Early, error) {
 		return nil, fmt.Errorf("rawexec: early stack: %w", err)
 	}
 	e.mem = mem
+	// Guard pages: the lowest, below the command's vfork stack (the lower
+	// half), and the one between that stack and the first process's (the
+	// upper half). The header lies above the stack: an overflow runs down.
+	for _, off := range []int{0, earlyStack/2 - guardSize} {
+		if err := unix.Mprotect(mem[off:off+guardSize], unix.PROT_NONE); err != nil {
+			unix.Munmap(mem)
+			return nil, fmt.Errorf("rawexec: early stack guard: %w", err)
+		}
+	}
 	// The header above the stack: an overflow runs off the mapping's
 	// low end, not into the header.
 	e.s = (*earlyShared)(unsafe.Pointer(&mem[earlyStack]))
@@ -195,7 +224,7 @@ func Prespawn(attr *Attr, ops *Program) (*Early, error) {
 		s.ops = ops.ops // kept alive by e.ops
 	}
 	s.ppid = uintptr(os.Getpid())
-	s.unshare = attr.Cloneflags
+	s.unshare = attr.Cloneflags | earlyTestUnshare
 	s.pidfd = -1
 	if attr.IDMap == SelfMap {
 		if err := e.placeSelfMaps(); err != nil {
@@ -308,7 +337,7 @@ func earlyMain(s *earlyShared) {
 		earlyFail(s, earlyStepOps, e)
 	}
 	earlyStore(&s.stage, earlyReady)
-	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWakePrivate, 1, 0, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWake, 1, 0, 0, 0)
 	for earlyLoad(&s.cmd) == earlyWait {
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.cmd)), futexWaitPrivate, earlyWait, 0, 0, 0)
 	}
@@ -318,17 +347,67 @@ func earlyMain(s *earlyShared) {
 	h := s.h
 	// The first process: a copy of the supervisor's memory as it is now
 	// (the Program in it) and of the descriptor table, in the namespaces
-	// made by earlySetup (PID 1 of the new pid namespace).
-	r, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, h.flags, 0, uintptr(unsafe.Pointer(&s.pidfd)), 0, 0, 0)
+	// made by earlySetup (PID 1 of the new pid namespace). clone3 has the
+	// kernel store its pid (and pidfd) before it runs, so a supervisor
+	// that sees this process die still knows whether it exists.
+	s.cargs.flags = uint64(h.flags&^0xff) | unix.CLONE_PARENT_SETTID
+	s.cargs.exitSignal = uint64(h.flags & 0xff)
+	s.cargs.pidfd = uint64(uintptr(unsafe.Pointer(&s.pidfd)))
+	s.cargs.parentTID = uint64(uintptr(unsafe.Pointer(&s.tid)))
+	r, _, e := syscall.RawSyscall6(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&s.cargs)), unsafe.Sizeof(s.cargs), 0, 0, 0, 0)
+	if e == syscall.ENOSYS { // before 5.3
+		r, _, e = syscall.RawSyscall6(syscall.SYS_CLONE, h.flags, 0, uintptr(unsafe.Pointer(&s.pidfd)), 0, 0, 0)
+	}
 	if e == 0 && r == 0 {
+		earlyFixSignals(s)
 		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&s.mask)), 0, 8, 0, 0)
 		earlyRunChild(h.ops, h.errFD, h.rp, true) // never returns
 	}
 	s.pid = r
 	s.errno = uint32(e)
 	earlyStore(&s.stage, earlyForked)
-	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWakePrivate, 1, 0, 0, 0)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWake, 1, 0, 0, 0)
 	earlyExit(0)
+}
+
+// earlyFixSignals gives the first process the dispositions the
+// supervisor has now, where they changed since Prespawn (a signal it
+// ignored then and handles now, through signal.Notify, is the default for
+// the command; one it ignores now is ignored), as Go's own fork child
+// would have them. Every signal is still blocked here.
+//
+//go:nosplit
+//go:norace
+func earlyFixSignals(s *earlyShared) {
+	var (
+		act [4]uintptr // SIG_DFL, or SIG_IGN in act[0]
+		i   uintptr
+	)
+	for i = 1; i <= 64; i++ {
+		if s.fixIgn&(1<<(i-1)) == 0 {
+			continue
+		}
+		act[0] = 0
+		if s.setIgn&(1<<(i-1)) != 0 {
+			act[0] = 1
+		}
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	}
+}
+
+// ignoredNow is the set of signals this process ignores (bit sig-1).
+func ignoredNow() uint64 {
+	var act [4]uintptr
+	var set uint64
+	for i := uintptr(1); i <= 64; i++ {
+		if i == uintptr(syscall.SIGKILL) || i == uintptr(syscall.SIGSTOP) {
+			continue
+		}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, 0, uintptr(unsafe.Pointer(&act)), 8, 0, 0); e == 0 && act[0] == 1 {
+			set |= 1 << (i - 1)
+		}
+	}
+	return set
 }
 
 // earlyRunChild is runChild, called through a variable: the linker
@@ -425,6 +504,9 @@ func earlySetup(s *earlyShared) {
 		if _, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, 0, uintptr(unsafe.Pointer(&act)), 8, 0, 0); e != 0 {
 			continue
 		}
+		if act[0] == 1 { // SIG_IGN: stays (as across execve)
+			s.ign |= 1 << (i - 1)
+		}
 		if act[0] != 0 && act[0] != 1 { // neither SIG_DFL nor SIG_IGN
 			if _, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, i, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0); e != 0 {
 				earlyFail(s, earlyStepSignals, e)
@@ -492,7 +574,7 @@ func (e *Early) waitStage() (ready bool) {
 			return false
 		}
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
-			futexWaitPrivate, uintptr(v), 0, 0, 0)
+			futexWait, uintptr(v), 0, 0, 0)
 	}
 }
 
@@ -505,7 +587,7 @@ func (e *Early) waitForked() {
 			return
 		}
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
-			futexWaitPrivate, uintptr(v), 0, 0, 0)
+			futexWait, uintptr(v), 0, 0, 0)
 	}
 }
 
@@ -519,7 +601,7 @@ func (e *Early) waitGone() {
 			break
 		}
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
-			futexWaitPrivate, uintptr(v), 0, 0, 0)
+			futexWait, uintptr(v), 0, 0, 0)
 	}
 	var ws unix.WaitStatus
 	for {
@@ -592,10 +674,15 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	}
 	if l.rp != nil {
 		// The command is vforked on the early stack's lower half.
-		l.rp.vstack = uintptr(unsafe.Pointer(&e.mem[earlyStack/2]))
+		l.rp.vstack = uintptr(unsafe.Pointer(&e.mem[earlyStack/2-guardSize]))
 		l.rp.vfn = funcval(&cmdEntry)
 		l.rp.verr = errFD
 		l.rp.vops = l.ops
+	}
+	// The dispositions may have changed since Prespawn (signal.Notify
+	// on a signal that was ignored): the first process takes today's.
+	if now := ignoredNow(); now != e.s.ign {
+		e.s.setIgn, e.s.fixIgn = now, now^e.s.ign
 	}
 	h := &handoff{flags: flags | uintptr(syscall.SIGCHLD), ops: l.ops, errFD: errFD, rp: l.rp}
 	e.s.h = h
@@ -605,8 +692,13 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	runtime.KeepAlive(h)
 	runtime.KeepAlive(e.ops)
 	// The stage may read 0 already (the kernel clears it at the exit
-	// that follows earlyForked); pid and errno were written before.
+	// that follows earlyForked); pid and errno were written before, and
+	// tid and pidfd by the kernel at the clone itself, so a first process
+	// whose early process died right after cloning it is known too.
 	pid, pidfd, errno := e.s.pid, e.s.pidfd, syscall.Errno(e.s.errno)
+	if pid == 0 && e.s.tid > 0 {
+		pid, errno = uintptr(e.s.tid), 0
+	}
 	if errno != 0 || pid == 0 {
 		e.waitGone()
 		e.release()

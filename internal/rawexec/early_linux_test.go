@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +42,9 @@ func TestEarlyStart(t *testing.T) {
 	a.Early = e
 	r := runSh(t, nil, a, "echo $$; cat /proc/self/uid_map; readlink /proc/self/ns/net /proc/self/ns/mnt")
 	wantExit(t, r, 0)
+	if !r.viaEarly {
+		t.Fatal("Start did not use the early process")
+	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if len(lines) != 4 || lines[0] != "1" {
 		t.Fatalf("want PID 1, its uid map and two namespaces, got %q (stderr %q)", r.stdout, r.stderr)
@@ -56,9 +61,6 @@ func TestEarlyStart(t *testing.T) {
 		if lines[2+i] == host {
 			t.Errorf("the command is in the host's %s namespace %s", n, host)
 		}
-	}
-	if !e.done {
-		t.Error("Start did not use or release the early process")
 	}
 	noChildren(t)
 }
@@ -82,6 +84,9 @@ func TestEarlyNotShared(t *testing.T) {
 	}
 	earlyPid := e.pid
 	sb := startSandboxEarly(t, e)
+	if !sb.proc.viaEarly {
+		t.Fatal("Start did not use the early process")
+	}
 	sb.started(t)
 	pids := []int{sb.proc.Pid}
 	for _, c := range children(t, sb.proc.Pid) {
@@ -155,6 +160,9 @@ func TestEarlyMismatch(t *testing.T) {
 	b.Early = e
 	r := runSh(t, nil, b, "readlink /proc/self/ns/net")
 	wantExit(t, r, 0)
+	if r.viaEarly {
+		t.Fatal("Start used an early process made for other namespaces")
+	}
 	host, _ := os.Readlink("/proc/self/ns/net")
 	if strings.TrimSpace(r.stdout) != host {
 		t.Errorf("net namespace %q, want the host's %q (no CLONE_NEWNET)", r.stdout, host)
@@ -168,8 +176,7 @@ func TestEarlyMismatch(t *testing.T) {
 // TestEarlyParentDies: a supervisor that dies before Start (SIGKILL)
 // leaves no early process behind.
 func TestEarlyParentDies(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), earlyHelperEnv+"=1")
+	cmd := helperCmd("wait", "")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -222,16 +229,130 @@ func init() {
 	}
 }
 
-// earlyHelper prespawns, prints the early process's pid and waits to be
-// killed.
+// earlyHelper is the test binary run as a supervisor of its own, by mode:
+//
+//   - "wait": prespawn, wait until the early process is ready, print its
+//     pid and wait to be killed;
+//   - "abandon": prespawn and abandon from another thread, printing "ok"
+//     (the caller runs it with async preemption off and a deadline);
+//   - "signals": (started with SIGINT and SIGHUP ignored) prespawn, then
+//     signal.Notify both, as sbx does, start `grep SigIgn` through the
+//     early process and through a plain clone, and print both lines.
 func earlyHelper() {
+	mode := os.Getenv(earlyHelperEnv)
 	e, err := Prespawn(nsAttr(), nil)
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	fmt.Println(e.pid)
-	select {}
+	switch mode {
+	case "wait":
+		if !e.waitStage() {
+			fmt.Println("not ready")
+			os.Exit(1)
+		}
+		fmt.Println(e.pid)
+		select {}
+	case "abandon":
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread() // another thread than Prespawn's
+			e.Abandon()
+			close(done)
+		}()
+		<-done
+		fmt.Println("ok")
+	case "signals":
+		signal.Notify(make(chan os.Signal, 1), unix.SIGINT, unix.SIGHUP)
+		for _, early := range []*Early{e, nil} {
+			a := nsAttr()
+			a.Early = early
+			a.Path, a.Args = "/usr/bin/grep", []string{"grep", "^SigIgn:", "/proc/self/status"}
+			a.Files = []int{0, 1, 2}
+			p, err := Start(nil, a)
+			if err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+			p.Wait()
+		}
+	}
+	os.Exit(0)
+}
+
+// helper runs this test binary as earlyHelper in mode, through sh -c
+// script (which ends in exec "$@") when script is not empty.
+func helperCmd(mode, script string, env ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if script != "" {
+		cmd = exec.Command("/bin/sh", "-c", script, "sh", os.Args[0], "-test.run=^$")
+	} else {
+		cmd = exec.Command(os.Args[0], "-test.run=^$")
+	}
+	cmd.Env = append(append(os.Environ(), earlyHelperEnv+"="+mode), env...)
+	return cmd
+}
+
+// TestEarlyAbandonOtherThread: abandoning from a thread other than the
+// one that made the early process returns at once (the kernel's wake at
+// its exit is a shared futex wake; a private wait would miss it and hang
+// until a signal came by, never with async preemption off).
+func TestEarlyAbandonOtherThread(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		cmd := helperCmd("abandon", "", "GODEBUG=asyncpreemptoff=1")
+		timer := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+		out, err := cmd.CombinedOutput()
+		timer.Stop()
+		if err != nil || string(out) != "ok\n" {
+			t.Fatalf("abandon from another thread: %v, %q (killed after 5 s?)", err, out)
+		}
+	}
+}
+
+// TestEarlySignalDispositions: the command starts with the signal
+// dispositions the supervisor has at Start, not those of Prespawn: a
+// signal ignored when sbx started and caught (signal.Notify) since is the
+// default for the command through the early process as through a plain
+// clone.
+func TestEarlySignalDispositions(t *testing.T) {
+	out, err := helperCmd("signals", `trap "" INT HUP; exec "$@"`).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("helper: %v, %q", err, out)
+	}
+	if lines[0] != lines[1] {
+		t.Errorf("through the early process %q, through a plain clone %q", lines[0], lines[1])
+	}
+	if lines[1] != "SigIgn:\t0000000000000000" {
+		t.Logf("plain clone: %q (the helper's Notify had not taken effect?)", lines[1])
+	}
+}
+
+// TestEarlySetupFails: an early process whose setup fails (here an
+// invalid unshare flag) is reaped and Start clones as usual.
+func TestEarlySetupFails(t *testing.T) {
+	earlyTestUnshare = unix.CLONE_VM // unshare: EINVAL, the memory is shared
+	defer func() { earlyTestUnshare = 0 }()
+	a := nsAttr()
+	e, err := Prespawn(a, nil)
+	earlyTestUnshare = 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Early = e
+	a.Path, a.Args = "/bin/sh", []string{"sh", "-c", "echo $$"}
+	r := run(t, nil, a)
+	wantExit(t, r, 0)
+	if r.viaEarly {
+		t.Fatal("the early process's setup did not fail: the test proves nothing")
+	}
+	if r.stdout != "1\n" {
+		t.Errorf("the fallback's command: %q, want PID 1", r.stdout)
+	}
+	if !e.done {
+		t.Error("the failed early process was not released")
+	}
+	noChildren(t)
 }
 
 // connectLoopback appends a UDP connect to 127.0.0.1:9 inside the
@@ -269,7 +390,11 @@ func TestEarlyOps(t *testing.T) {
 	}
 	a.Early = e
 	a.Path, a.Args = "/bin/true", []string{"true"}
-	wantExit(t, run(t, &p, a), 0)
+	if r := run(t, &p, a); !r.viaEarly {
+		t.Fatal("Start did not use the early process")
+	} else {
+		wantExit(t, r, 0)
+	}
 	noChildren(t)
 
 	// A failing early op: Start falls back to its own clone, which runs

@@ -40,6 +40,7 @@ func nsAttr() *Attr {
 type result struct {
 	stdout, stderr string
 	status         unix.WaitStatus
+	viaEarly       bool // the first process was cloned by an early process
 }
 
 // runSh starts `sh -c script` after prog with stdin /dev/null and stdout
@@ -62,7 +63,7 @@ func run(t *testing.T, prog *Program, attr *Attr, extra ...int) result {
 	outR, outW := pipe(t)
 	errR, errW := pipe(t)
 	attr.Files = append([]int{int(null.Fd()), int(outW.Fd()), int(errW.Fd())}, extra...)
-	prespawn(t, attr)
+	early := prespawn(t, attr)
 	proc, err := Start(prog, attr)
 	outW.Close()
 	errW.Close()
@@ -71,11 +72,14 @@ func run(t *testing.T, prog *Program, attr *Attr, extra ...int) result {
 		errR.Close()
 		t.Fatalf("Start: %v", err)
 	}
+	if early && !proc.viaEarly {
+		t.Fatal("Start did not use the early process")
+	}
 	defer proc.Release()
 	stderr := make(chan []byte)
 	go func() { b, _ := io.ReadAll(errR); stderr <- b }()
 	stdout, _ := io.ReadAll(outR)
-	r := result{stdout: string(stdout), stderr: string(<-stderr)}
+	r := result{stdout: string(stdout), stderr: string(<-stderr), viaEarly: proc.viaEarly}
 	outR.Close()
 	errR.Close()
 	if r.status, err = proc.Wait(); err != nil {
@@ -90,17 +94,19 @@ var testEarly = os.Getenv(earlyEnv) != ""
 
 const earlyEnv = "RAWEXEC_TEST_EARLY"
 
-// prespawn gives attr an early process made for it when testEarly is set.
-func prespawn(t *testing.T, attr *Attr) {
+// prespawn gives attr an early process made for it when testEarly is
+// set, and reports whether it did.
+func prespawn(t *testing.T, attr *Attr) bool {
 	t.Helper()
 	if !testEarly || attr.Early != nil || attr.Cloneflags&unix.CLONE_NEWUSER == 0 || attr.IDMap == NoIDMap {
-		return
+		return false
 	}
 	e, err := Prespawn(attr, nil)
 	if err != nil {
 		t.Fatalf("Prespawn: %v", err)
 	}
 	attr.Early = e
+	return true
 }
 
 func wantExit(t *testing.T, r result, code int) {

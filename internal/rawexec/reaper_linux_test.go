@@ -105,10 +105,14 @@ func startSandbox(t *testing.T, o sbOpts) *sandbox {
 	sb.keep = r.Keep
 	a.Reaper = r
 	a.Files = []int{int(inR.Fd()), int(outW.Fd()), int(outW.Fd())}
+	early := o.early != nil
 	if a.Early = o.early; a.Early == nil {
-		prespawn(t, a)
+		early = prespawn(t, a)
 	}
 	sb.proc, sb.err = Start(prog, a)
+	if early && sb.proc != nil && !sb.proc.viaEarly {
+		t.Error("Start did not use the early process")
+	}
 	for _, f := range closeLater {
 		f.Close()
 	}

@@ -116,6 +116,8 @@ type Process struct {
 	Pid   int
 	pidfd int
 	early *Early // still exiting after the first process's clone: Wait finishes it
+
+	viaEarly bool // cloned by an early process (tests check the path taken)
 }
 
 // PidFD returns the child's pidfd (close-on-exec, owned by the Process
@@ -373,7 +375,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		return nil, fmt.Errorf("rawexec: clone: %w", errno)
 	}
 	pid := int(pid0)
-	proc := &Process{Pid: pid, pidfd: int(pidfd), early: early}
+	proc := &Process{Pid: pid, pidfd: int(pidfd), early: early, viaEarly: early != nil}
 
 	var mapErr error
 	if parentMap {
@@ -391,6 +393,10 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	var rep report
 	n, err := readFull(errp[0], unsafe.Slice((*byte)(unsafe.Pointer(&rep)), unsafe.Sizeof(rep)))
 	runtime.KeepAlive(&l)
+	// The early process exited right after its clone: reap it now (the
+	// first process is this process's child from then on, and the
+	// subreaper attribute goes).
+	early.finish()
 	if n == 0 && err == nil && mapErr == nil {
 		return proc, nil // EOF: the child exec'd
 	}
