@@ -17,44 +17,74 @@ func (rs Ruleset) CompileRaw(p *rawexec.Program) error {
 	if err != nil {
 		return err
 	}
-	mask := attr.Handled_access_fs
 	ruleset := p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
 	fd := p.NewSlot()
+	for _, r := range rs.rawRules(attr.Handled_access_fs) {
+		ruleOps(p, ruleset, fd, r)
+	}
+	rs.finishRaw(p, attr, ruleset)
+	return p.Err()
+}
+
+// rawRule is a Rule as the raw ops add it: pb its rights (masked to the
+// kernel's), pf its file rights only when pb holds directory rights too
+// (retried with those where the path is not a directory).
+type rawRule struct {
+	path, label string
+	pb, pf      *unix.LandlockPathBeneathAttr
+	dirRights   bool
+}
+
+func (rs Ruleset) rawRules(mask uint64) []rawRule {
+	out := make([]rawRule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		access := r.Access & mask
 		if r.NotDir {
 			access &= fileRights
 		}
-		label := "landlock: rule for " + r.Path
 		if access == 0 {
 			continue
 		}
-		files := access & fileRights
-		dirRights := access&^fileRights != 0
-		retry := dirRights && files != 0
-		n := 3 // store, add, close
-		if retry {
-			n = 5 // store, add, store, add again, close
+		rr := rawRule{path: r.Path, label: "landlock: rule for " + r.Path,
+			pb: &unix.LandlockPathBeneathAttr{Allowed_access: access}, dirRights: access&^fileRights != 0}
+		if files := access & fileRights; rr.dirRights && files != 0 {
+			rr.pf = &unix.LandlockPathBeneathAttr{Allowed_access: files}
 		}
-		// Not in this view: skip the rule (and close nothing).
-		p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(r.Path),
-			rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(n)
-		pb := &unix.LandlockPathBeneathAttr{Allowed_access: access}
-		p.Store(label, &pb.Parent_fd, fd)
-		add := p.Syscall(label, unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(pb), rawexec.Imm(0))
-		if dirRights && !retry {
-			add.Ignore(unix.EINVAL) // directory rights only, on a file: no rule
-		}
-		if retry {
-			// Directory-only rights on what is not a directory: the
-			// file rights only.
-			add.Ignore(unix.EINVAL).SkipIfOK(2)
-			pf := &unix.LandlockPathBeneathAttr{Allowed_access: files}
-			p.Store(label, &pf.Parent_fd, fd)
-			p.Syscall(label+" (file rights)", unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(pf), rawexec.Imm(0))
-		}
-		p.Syscall(label, unix.SYS_CLOSE, fd)
+		out = append(out, rr)
 	}
+	return out
+}
+
+// ruleOps add one rule in the view: open its path (a path missing in the
+// view skips the rule), add pb, and with pf (directory rights on what may
+// be a file) add pf, the file rights only, if the kernel refuses pb; then
+// close. Four ops, six with pf.
+func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule) {
+	n := 3 // store, add, close
+	if r.pf != nil {
+		n = 5 // store, add, store, add again, close
+	}
+	// Not in this view: skip the rule (and close nothing).
+	p.Syscall(r.label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(r.path),
+		rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(n)
+	p.Store(r.label, &r.pb.Parent_fd, fd)
+	add := p.Syscall(r.label, unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(r.pb), rawexec.Imm(0))
+	switch {
+	case r.pf != nil:
+		// Directory-only rights on what is not a directory: the file
+		// rights only.
+		add.Ignore(unix.EINVAL).SkipIfOK(2)
+		p.Store(r.label, &r.pf.Parent_fd, fd)
+		p.Syscall(r.label+" (file rights)", unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(r.pf), rawexec.Imm(0))
+	case r.dirRights:
+		add.Ignore(unix.EINVAL) // directory rights only, on a file: no rule
+	}
+	p.Syscall(r.label, unix.SYS_CLOSE, fd)
+}
+
+// finishRaw appends the port rules, no_new_privs, the restriction and the
+// ruleset's close.
+func (rs Ruleset) finishRaw(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
 	if attr.Handled_access_net != 0 {
 		for _, port := range rs.ConnectPorts {
 			np := &netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
@@ -68,5 +98,4 @@ func (rs Ruleset) CompileRaw(p *rawexec.Program) error {
 	p.Syscall("landlock: no_new_privs", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_NO_NEW_PRIVS), rawexec.Imm(1), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
 	p.Syscall("landlock: restrict self", unix.SYS_LANDLOCK_RESTRICT_SELF, ruleset, rawexec.Imm(0))
 	p.Syscall("landlock: close ruleset", unix.SYS_CLOSE, ruleset)
-	return p.Err()
 }

@@ -80,6 +80,28 @@ type MountPlan struct {
 	EmptyRoot bool `json:"emptyRoot,omitempty"`
 }
 
+// HostInode reports whether p (absolute, clean) names the same inode in
+// the view as on the host, provided no symlink lies on it: the deepest of
+// the view's mounts holding p (the latest, at equal depth) is a bind of
+// the host's same path (the host's / unless EmptyRoot, a writable or
+// read-only bind), not the view's own /proc, /dev or /tmp, a mask, a
+// content file, a stub, a link or a discard overlay. The raw start lets
+// the early process open such paths for Landlock before the view exists.
+func (mp MountPlan) HostInode(p string) bool {
+	best, same := "/", !mp.EmptyRoot
+	for _, m := range [...]string{"/proc", "/dev", "/tmp"} {
+		if policy.Within(p, m) {
+			best, same = m, false
+		}
+	}
+	for _, op := range mp.Ops {
+		if policy.Within(p, op.Path) && len(op.Path) >= len(best) {
+			best, same = op.Path, (op.Kind == OpRW || op.Kind == OpRO) && !op.InOverlay
+		}
+	}
+	return same
+}
+
 // PlanMounts computes the mount view for p. writable are the effective
 // writable roots (allowWrite minus anything under denyWrite).
 func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {

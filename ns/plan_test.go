@@ -129,3 +129,44 @@ func TestRootLinks(t *testing.T) {
 		t.Fatalf("no link ops for %v", links)
 	}
 }
+
+// TestHostInode: which view paths name the host's own inodes (Landlock
+// rules the raw start's early process may open on the host).
+func TestHostInode(t *testing.T) {
+	mp := MountPlan{Ops: []Op{
+		{Kind: OpRW, Path: "/w"},
+		{Kind: OpStub, Path: "/w/.bashrc"},
+		{Kind: OpRO, Path: "/tmp/proj"},
+		{Kind: OpMask, Path: "/home/u/.ssh", Dir: true},
+		{Kind: OpRO, Path: "/home/u/.ssh/known_hosts"},
+		{Kind: OpOverlay, Path: "/d"},
+		{Kind: OpRO, Path: "/d/keep", InOverlay: true},
+		{Kind: OpContent, Path: "/etc/resolv.conf"},
+	}}
+	for p, want := range map[string]bool{
+		"/":                        true,
+		"/etc/passwd":              true,
+		"/etc/resolv.conf":         false, // a file bound from elsewhere
+		"/proc/1/status":           false,
+		"/dev/null":                false,
+		"/tmp":                     false,
+		"/tmp/x":                   false,
+		"/tmp/proj/src":            true, // bound into the private /tmp
+		"/w/src":                   true,
+		"/w/.bashrc":               false, // a stub
+		"/home/u/.ssh/id_rsa":      false, // under a mask
+		"/home/u/.ssh/known_hosts": true,  // re-allowed under it
+		"/d/x":                     false, // a discard overlay
+		"/d/keep":                  false,
+		"/wx":                      true, // not under /w
+	} {
+		if got := mp.HostInode(p); got != want {
+			t.Errorf("HostInode(%s) = %v, want %v", p, got, want)
+		}
+	}
+	empty := mp
+	empty.EmptyRoot = true
+	if empty.HostInode("/etc/passwd") || !empty.HostInode("/w/src") {
+		t.Error("EmptyRoot: only what the ops bind is the host's")
+	}
+}

@@ -65,7 +65,7 @@ type Plan struct {
 	// ControlFD is --control-fd: the supervisor reads network-list
 	// updates there (never passed to the sandbox).
 	ControlFD int `json:"controlFd,omitempty"`
-	// SaveChanges is where init keeps the discard overlays\' changes.
+	// SaveChanges is where init keeps the discard overlays' changes.
 	SaveChanges string `json:"saveChanges,omitempty"`
 	// AskFD is --ask-fd: the supervisor asks there about unlisted hosts.
 	AskFD      int           `json:"askFd,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/sbx-sh/sbx/internal/rawexec"
+	"github.com/sbx-sh/sbx/landlock"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
@@ -131,6 +132,20 @@ var errNotRaw = errors.New("sandbox: not a raw start")
 // runRaw runs the complete plan pl with the raw start. It returns
 // errNotRaw, having changed nothing, when pl needs the Go init.
 func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	// With an early process (Prespawn), the Landlock rules for paths the
+	// view shows as the host has them are added by it, on the other CPU,
+	// while the rest is compiled; the command adds the others.
+	early := takeEarly()
+	defer early.Abandon() // a no-op once Start has it
+	var lle *landlock.Early
+	if early != nil {
+		var err error
+		if lle, err = pl.Landlock.PrepareEarly(pl.Mounts.HostInode); err != nil {
+			return failf(stderr, "%v", err), nil
+		}
+		defer lle.Close()
+		early.Call(lle.Func()) // best effort: the command adds what it did not
+	}
 	var prog, exit rawexec.Program
 	prog.Grow(1024) // the default plan is about 850 ops
 	// PID 1 is a copy of the supervisor, command line included, and
@@ -226,7 +241,12 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	prog.Syscall("setsid", unix.SYS_SETSID)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
-	if err := pl.Landlock.CompileRaw(&prog); errors.Is(err, rawexec.ErrTooLong) {
+	if lle != nil {
+		err = pl.Landlock.CompileRawEarly(&prog, lle)
+	} else {
+		err = pl.Landlock.CompileRaw(&prog)
+	}
+	if errors.Is(err, rawexec.ErrTooLong) {
 		return 0, errNotRaw
 	} else if err != nil {
 		return failf(stderr, "%v", err), nil
@@ -338,7 +358,7 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	notified := notifyAsync(sigc, forwarded...)
 	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
 
-	attr.Early = takeEarly()
+	attr.Early = early
 	proc, startErr := rawexec.Start(&prog, attr)
 	afterStart(pl)
 	lifeR.Close()

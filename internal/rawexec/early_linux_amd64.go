@@ -24,9 +24,11 @@ type Early struct {
 	pid     int
 	flags   uintptr
 	mode    IDMapMode
-	maps    []idMapFile // ParentMap: written by Start; SelfMap: written by the early process
-	mem     []byte      // the header (s) and the early process's stack
-	ops     *Program    // Prespawn\'s ops, which the early process reads
+	maps    []idMapFile          // ParentMap: written by Start; SelfMap: written by the early process
+	mem     []byte               // the header (s) and the early process's stack
+	ops     *Program             // Prespawn's ops, which the early process reads
+	callFn  func(unsafe.Pointer) // Call's, kept alive
+	callArg unsafe.Pointer
 	s       *earlyShared
 	mu      sync.Mutex
 	done    bool // started, abandoned or failed
@@ -45,6 +47,7 @@ const (
 const (
 	earlyWait = 0
 	earlyGo   = 1
+	earlyCall = 2 // call s.call, then wait for Go
 )
 
 // earlyShared is the header the supervisor and the early process share
@@ -61,10 +64,13 @@ type earlyShared struct {
 	nfiles   uintptr
 	files    [3]earlyFile
 	h        *handoff
-	ops      []op              // Prespawn's ops
-	slots    [numSlots]uintptr // theirs
-	pid      uintptr           // the first process, in the supervisor's pid namespace
-	tid      int32             // the same, stored by the kernel at the clone (CLONE_PARENT_SETTID)
+	ops      []op                 // Prespawn's ops
+	slots    [numSlots]uintptr    // theirs
+	call     func(unsafe.Pointer) // Call's
+	callArg  unsafe.Pointer
+	called   uint32  // 1 once it has returned (a futex word)
+	pid      uintptr // the first process, in the supervisor's pid namespace
+	tid      int32   // the same, stored by the kernel at the clone (CLONE_PARENT_SETTID)
 	pidfd    int32
 	ign      uint64 // the signals ignored at Prespawn (bit sig-1), as the early process found them
 	setIgn   uint64 // the signals the first process must ignore (bit set) or not...
@@ -338,12 +344,7 @@ func earlyMain(s *earlyShared) {
 	}
 	earlyStore(&s.stage, earlyReady)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.stage)), futexWake, 1, 0, 0, 0)
-	for earlyLoad(&s.cmd) == earlyWait {
-		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.cmd)), futexWaitPrivate, earlyWait, 0, 0, 0)
-	}
-	if earlyLoad(&s.cmd) != earlyGo {
-		earlyExit(0)
-	}
+	earlyWaitGo(s)
 	h := s.h
 	// The first process: a copy of the supervisor's memory as it is now
 	// (the Program in it) and of the descriptor table, in the namespaces
@@ -408,6 +409,70 @@ func ignoredNow() uint64 {
 		}
 	}
 	return set
+}
+
+// earlyWaitGo waits for Start, running Call's function once it comes (at
+// the latest before the fork). It exits the process on any other
+// command.
+//
+//go:nosplit
+//go:norace
+func earlyWaitGo(s *earlyShared) {
+	var (
+		c      uint32
+		called bool
+	)
+	for {
+		c = earlyLoad(&s.cmd)
+		if c != earlyWait && c != earlyCall && c != earlyGo {
+			earlyExit(0)
+		}
+		if c != earlyWait && !called {
+			called = true
+			if s.call != nil {
+				s.call(s.callArg)
+			}
+			earlyStore(&s.called, 1)
+			syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.called)), futexWakePrivate, 1, 0, 0, 0)
+		}
+		if c == earlyGo {
+			return
+		}
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s.cmd)), futexWaitPrivate, uintptr(c), 0, 0, 0)
+	}
+}
+
+// Call has the early process call fn(arg) while the caller goes on
+// (Start lets it return before the fork), in the early process's
+// namespaces and in the caller's memory, on the early stack. fn must
+// follow the rules of the child code (see the package documentation:
+// //go:nosplit and //go:norace, no allocation, no panics, raw system
+// calls only) and write only memory the caller leaves alone until Start
+// returns; nothing checks this. It is best effort: with an early process
+// that turns out unusable fn never runs, so the caller's Program must
+// check what fn did and do the rest. Call may be called once.
+func (e *Early) Call(fn func(unsafe.Pointer), arg unsafe.Pointer) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return errNoEarly
+	}
+	if e.callFn != nil {
+		return errors.New("rawexec: Call called twice")
+	}
+	e.callFn, e.callArg = fn, arg // kept alive while the early process may call
+	e.s.call, e.s.callArg = fn, arg
+	atomic.StoreUint32(&e.s.cmd, earlyCall)
+	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.cmd)), futexWakePrivate, 1, 0, 0, 0)
+	return nil
+}
+
+// waitCalled waits until Call's function has returned in the early
+// process (or it is gone); for tests.
+func (e *Early) waitCalled() {
+	for atomic.LoadUint32(&e.s.called) == 0 && atomic.LoadUint32(&e.s.stage) != 0 {
+		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.called)), futexWaitPrivate, 0, 0, 0, 0)
+	}
 }
 
 // earlyRunChild is runChild, called through a variable: the linker
@@ -691,6 +756,7 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	e.waitForked()
 	runtime.KeepAlive(h)
 	runtime.KeepAlive(e.ops)
+	runtime.KeepAlive(e.callArg)
 	// The stage may read 0 already (the kernel clears it at the exit
 	// that follows earlyForked); pid and errno were written before, and
 	// tid and pidfd by the kernel at the clone itself, so a first process

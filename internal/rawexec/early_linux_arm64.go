@@ -5,6 +5,7 @@ package rawexec
 import (
 	"errors"
 	"syscall"
+	"unsafe"
 )
 
 // An Early is a first process cloned before its Program exists. On arm64
@@ -25,6 +26,9 @@ func (e *Early) matches(*Attr) bool { return false }
 func (e *Early) ready() bool { return false }
 
 func (e *Early) finish() {}
+
+// Call returns an error on arm64 (there is no early process).
+func (e *Early) Call(func(unsafe.Pointer), unsafe.Pointer) error { return errNoEarly }
 
 // reaperVfork is never called on arm64 (reaper.vstack stays 0).
 func reaperVfork(*reaper, uintptr, *[numSlots]uintptr) (uintptr, syscall.Errno) {
