@@ -425,3 +425,43 @@ func TestEarlyOps(t *testing.T) {
 		t.Error("Prespawn took an op that stores")
 	}
 }
+
+// callProbe is a function for Call: it stores the early process's pid
+// (getpid, in the caller's pid namespace) into *arg.
+//
+//go:nosplit
+//go:norace
+func callProbe(arg unsafe.Pointer) {
+	pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0)
+	*(*int64)(arg) = int64(pid)
+}
+
+// TestEarlyCall: Call's function runs in the early process, in the
+// caller's memory, before the fork; Call on a used early process fails.
+func TestEarlyCall(t *testing.T) {
+	a := nsAttr()
+	e, err := Prespawn(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int64
+	if err := e.Call(callProbe, unsafe.Pointer(&got)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Call(callProbe, unsafe.Pointer(&got)); err == nil {
+		t.Error("a second Call was accepted")
+	}
+	e.waitCalled()
+	if got != int64(e.pid) {
+		t.Errorf("the function stored %d, want the early process's pid %d", got, e.pid)
+	}
+	a.Early = e
+	a.Path, a.Args = "/bin/true", []string{"true"}
+	if r := run(t, nil, a); !r.viaEarly {
+		t.Fatal("Start did not use the early process")
+	}
+	if err := e.Call(callProbe, unsafe.Pointer(&got)); err == nil {
+		t.Error("Call on a started early process was accepted")
+	}
+	noChildren(t)
+}
