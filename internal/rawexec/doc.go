@@ -180,15 +180,24 @@
 // entry point, amd64 only; on arm64 Prespawn fails and Start clones as
 // usual). The early process resets the copied signal handlers, unshares
 // the user namespace and the others, writes its own id maps (SelfMap),
-// and sleeps on a futex while the caller builds the Program on the
-// other CPU. Start, given it in [Attr.Early], writes the maps
-// (ParentMap) and wakes it; it forks the first process, which is from
-// there on what Start's own clone would have made (a private copy of the
-// caller's memory and descriptor table, PID 1 of the new pid namespace),
-// and exits. Until that fork the early process shares the caller's
-// memory but runs only nosplit code that writes its own stack and a
-// header outside the Go heap; the first process and the command never
-// share it (a test compares them with kcmp).
+// runs Prespawn's ops (system calls that need the namespaces but nothing
+// of the plan, such as bringing up the loopback), and sleeps on a futex
+// while the caller builds the Program on the other CPU. [Early.Call]
+// hands it one function to run meanwhile (sbx: adding the Landlock rules
+// for paths the view shows as the host has them); it is best effort, and
+// the caller's Program checks what it did. Start, given the early
+// process in [Attr.Early], writes the maps (ParentMap), passes the
+// signal dispositions that changed since Prespawn, and wakes it; it
+// forks the first process with clone3 (the kernel stores the pid and the
+// pidfd before the child runs), which is from there on what Start's own
+// clone would have made (a private copy of the caller's memory and
+// descriptor table, PID 1 of the new pid namespace), and exits. Until
+// that fork the early process shares the caller's memory but runs only
+// nosplit code that writes its own stack, a header outside the Go heap
+// and what Call's function writes; the first process and the command
+// never share it (a test compares them with kcmp). The stack has guard
+// pages, and the caller waits on the stage word, which the kernel clears
+// and wakes at the early process's exit, with shared futex operations.
 //
 // That first process runs at the top of the early stack (its private
 // copy), so at Fork it vforks the command (CLONE_VM|CLONE_VFORK) onto
@@ -197,13 +206,15 @@
 // tables, and its execve tears none down.
 //
 // The first process is the early process's child: the caller is a child
-// subreaper from Prespawn until the early process is reaped (by
-// [Process.Wait], or by Start on a failure), so that the first process
-// is reparented to it. An early process dies with the thread that made
-// it (PR_SET_PDEATHSIG), so a caller that exits or is killed before
-// Start leaves nothing behind; one that goes on without it calls
+// subreaper from Prespawn until the early process is reaped (by Start,
+// once the command has exec'd or failed), so that the first process is
+// reparented to it. An early process dies with the thread that made it
+// (PR_SET_PDEATHSIG), so a caller that exits or is killed before Start
+// leaves nothing behind; one that goes on without it calls
 // [Early.Abandon]. An early process whose setup failed is reaped by
 // Start, which then clones as usual and reports that clone's error.
+// Everything else of the first process (working directory, umask,
+// cgroup, credentials) is as the caller had it at Prespawn.
 //
 // # Notes for callers
 //
