@@ -497,17 +497,9 @@ var cmdEntry = cmdMain
 //go:norace
 func reaperVfork(rp *reaper, start uintptr, slots *[numSlots]uintptr) (uintptr, syscall.Errno) {
 	s := rp.s
-	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
-		uintptr(unsafe.Pointer(&rp.mask)), uintptr(unsafe.Pointer(&s.oldmask)), 8, 0, 0)
-	if e != 0 {
+	if e := reaperSignals(rp); e != 0 {
 		return 0, e
 	}
-	fd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, noFD, uintptr(unsafe.Pointer(&rp.mask)), 8,
-		unix.SFD_CLOEXEC|unix.SFD_NONBLOCK, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	s.sigfd = fd
 	s.vstart = start
 	s.vslots = *slots
 	pid, errno := rawClone(unix.CLONE_VM|unix.CLONE_VFORK|uintptr(syscall.SIGCHLD), rp.vstack, 0, rp.vfn, unsafe.Pointer(rp))

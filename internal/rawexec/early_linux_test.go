@@ -35,10 +35,7 @@ func TestEarlySuite(t *testing.T) {
 
 func TestEarlyStart(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustPrespawn(t, a)
 	a.Early = e
 	r := runSh(t, nil, a, "echo $$; cat /proc/self/uid_map; readlink /proc/self/ns/net /proc/self/ns/mnt")
 	wantExit(t, r, 0)
@@ -71,10 +68,7 @@ func TestEarlyStart(t *testing.T) {
 // supervisor's), and the early process must be gone.
 func TestEarlyNotShared(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustPrespawn(t, a)
 	if r, err := kcmpVM(os.Getpid(), e.pid); err == unix.ENOSYS || err == unix.EPERM {
 		e.Abandon()
 		t.Skipf("kcmp: %v", err)
@@ -123,10 +117,7 @@ func startSandboxEarly(t *testing.T, e *Early) *sandbox {
 
 func TestEarlyAbandon(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustPrespawn(t, a)
 	pid := e.pid
 	e.Abandon()
 	e.Abandon() // twice is fine
@@ -150,10 +141,7 @@ func TestEarlyAbandon(t *testing.T) {
 // abandoned and Start clones as usual.
 func TestEarlyMismatch(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustPrespawn(t, a)
 	pid := e.pid
 	b := nsAttr()
 	b.Cloneflags &^= unix.CLONE_NEWNET
@@ -209,6 +197,16 @@ func TestEarlyParentDies(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// mustPrespawn is Prespawn(a, nil) or the test's end.
+func mustPrespawn(t *testing.T, a *Attr) *Early {
+	t.Helper()
+	e, err := Prespawn(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // kcmpVM is kcmp(pid1, pid2, KCMP_VM): 0 when the two share memory.
@@ -440,10 +438,7 @@ func callProbe(arg unsafe.Pointer) {
 // caller's memory, before the fork; Call on a used early process fails.
 func TestEarlyCall(t *testing.T) {
 	a := nsAttr()
-	e, err := Prespawn(a, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustPrespawn(t, a)
 	var got int64
 	if err := e.Call(callProbe, unsafe.Pointer(&got)); err != nil {
 		t.Fatal(err)

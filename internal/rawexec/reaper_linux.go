@@ -250,17 +250,10 @@ func (rp *reaper) setupDial() {
 //go:norace
 func reaperFork(rp *reaper) (uintptr, syscall.Errno) {
 	s := rp.s
-	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
-		uintptr(unsafe.Pointer(&rp.mask)), uintptr(unsafe.Pointer(&s.oldmask)), 8, 0, 0)
-	if e != 0 {
+	if e := reaperSignals(rp); e != 0 {
 		return 0, e
 	}
-	fd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, noFD, uintptr(unsafe.Pointer(&rp.mask)), 8,
-		unix.SFD_CLOEXEC|unix.SFD_NONBLOCK, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	s.sigfd = fd
+	fd := s.sigfd
 	pid, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
 	if e != 0 {
 		return 0, e
@@ -275,6 +268,28 @@ func reaperFork(rp *reaper) (uintptr, syscall.Errno) {
 	}
 	s.pid = pid
 	return pid, 0
+}
+
+// reaperSignals blocks SIGCHLD and the forwarded signals (the mask
+// before goes to rp.s.oldmask) and opens a signalfd for them
+// (rp.s.sigfd): the first process's side of reaperFork and reaperVfork.
+//
+//go:nosplit
+//go:norace
+func reaperSignals(rp *reaper) syscall.Errno {
+	s := rp.s
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
+		uintptr(unsafe.Pointer(&rp.mask)), uintptr(unsafe.Pointer(&s.oldmask)), 8, 0, 0)
+	if e != 0 {
+		return e
+	}
+	fd, _, e := syscall.RawSyscall6(unix.SYS_SIGNALFD4, noFD, uintptr(unsafe.Pointer(&rp.mask)), 8,
+		unix.SFD_CLOEXEC|unix.SFD_NONBLOCK, 0, 0)
+	if e != 0 {
+		return e
+	}
+	s.sigfd = fd
+	return 0
 }
 
 // reaperRun is the first process after the fork. It never returns.
