@@ -18,28 +18,10 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader, req *http.
 	t.Helper()
 	l := listen(t, "127.0.0.1:0")
 	heads := make(chan *http.Request, 8)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				heads <- req
-				serve(c, br, req)
-			}()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
+	serveRequests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+		heads <- req
+		serve(c, br, req)
+	})
 	return l.Addr().(*net.TCPAddr).Port, heads
 }
 

@@ -36,38 +36,24 @@ func startParent(t *testing.T, echoPort int) *fakeParent {
 
 func startParentOn(t *testing.T, l net.Listener, echoPort int) *fakeParent {
 	f := &fakeParent{addr: l.Addr().String()}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				f.mu.Lock()
-				f.seen = append(f.seen, req.Method+" "+req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
-				f.mu.Unlock()
-				if req.Method != http.MethodConnect {
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nvia parent")
-					return
-				}
-				up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", echoPort))
-				if err != nil {
-					io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
-					return
-				}
-				defer up.Close()
-				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-				go io.Copy(up, br)
-				io.Copy(c, up)
-			}()
+	serveRequests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+		f.mu.Lock()
+		f.seen = append(f.seen, req.Method+" "+req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
+		f.mu.Unlock()
+		if req.Method != http.MethodConnect {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nvia parent")
+			return
 		}
-	}()
+		up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", echoPort))
+		if err != nil {
+			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
+			return
+		}
+		defer up.Close()
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go io.Copy(up, br)
+		io.Copy(c, up)
+	})
 	return f
 }
 
