@@ -619,53 +619,33 @@ func (e *Early) matches(attr *Attr) bool {
 	})
 }
 
-// waitStage waits until the early process is ready or gone and reports
-// which.
-func (e *Early) waitStage() (ready bool) {
+// await waits until the early process's stage is want or 0 (the kernel
+// cleared it: the early process exited) and returns which.
+func (e *Early) await(want uint32) uint32 {
 	for {
 		v := atomic.LoadUint32(&e.s.stage)
-		if v == earlyReady {
-			return true
-		}
-		if v == 0 { // cleared by the kernel: the early process exited
-			return false
+		if v == want || v == 0 {
+			return v
 		}
 		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
 			futexWait, uintptr(v), 0, 0, 0)
 	}
 }
 
-// waitForked waits until the early process has cloned the first process
-// (or failed to) or is gone.
-func (e *Early) waitForked() {
-	for {
-		v := atomic.LoadUint32(&e.s.stage)
-		if v == earlyForked || v == 0 {
-			return
-		}
-		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
-			futexWait, uintptr(v), 0, 0, 0)
-	}
-}
-
-// waitGone waits until the early process has exited and reaps it. Its
-// stack may be unmapped only then: the kernel clears the stage word once
-// the process no longer runs in this memory.
-func (e *Early) waitGone() {
-	for {
-		v := atomic.LoadUint32(&e.s.stage)
-		if v == 0 {
-			break
-		}
-		syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.stage)),
-			futexWait, uintptr(v), 0, 0, 0)
-	}
+// reap waits until the early process has exited, reaps it and releases
+// what it held: the subreaper attribute and its stack, which may be
+// unmapped only now (the kernel clears the stage word once the process
+// no longer runs in this memory).
+func (e *Early) reap() {
+	e.await(0)
 	var ws unix.WaitStatus
 	for {
 		if _, err := unix.Wait4(e.pid, &ws, 0, nil); err != unix.EINTR {
 			break
 		}
 	}
+	subreaperRelease()
+	unix.Munmap(e.mem)
 }
 
 // Abandon ends an early process that will not be started. It is safe
@@ -681,8 +661,7 @@ func (e *Early) Abandon() {
 	}
 	e.done = true
 	unix.Kill(e.pid, unix.SIGKILL)
-	e.waitGone()
-	e.release()
+	e.reap()
 }
 
 // ready waits until the early process has made its namespaces (and
@@ -696,25 +675,20 @@ func (e *Early) ready() bool {
 	if e.done {
 		return false
 	}
-	if e.waitStage() {
+	if e.await(earlyReady) == earlyReady {
 		return true
 	}
 	e.done = true
-	e.waitGone()
-	e.release()
+	e.reap()
 	return false
 }
 
-func (e *Early) release() {
-	subreaperRelease()
-	unix.Munmap(e.mem)
-}
-
 // start hands the launch to the early process (ready has returned true):
-// it forks the first process and exits. start returns the first
+// it writes root's maps (ParentMap), and the early process forks the
+// first process and exits. start returns the first
 // process's pid and pidfd (-1 without CLONE_PIDFD) once it is cloned;
 // the early process may still be exiting: finish waits for that.
-func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile) (pid uintptr, pidfd int32, err error) {
+func (e *Early) start(l *launch, flags uintptr, errFD uintptr) (pid uintptr, pidfd int32, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done {
@@ -722,10 +696,9 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	}
 	e.done = true
 	if e.mode == ParentMap {
-		if err := writeIDMaps(e.pid, maps); err != nil {
+		if err := writeIDMaps(e.pid, e.maps); err != nil {
 			unix.Kill(e.pid, unix.SIGKILL)
-			e.waitGone()
-			e.release()
+			e.reap()
 			return 0, -1, fmt.Errorf("rawexec: writing the id maps: %w", err)
 		}
 	}
@@ -745,7 +718,7 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 	e.s.h = h
 	atomic.StoreUint32(&e.s.cmd, earlyGo)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.cmd)), futexWakePrivate, 1, 0, 0, 0)
-	e.waitForked()
+	e.await(earlyForked)
 	runtime.KeepAlive(h)
 	runtime.KeepAlive(e.ops)
 	runtime.KeepAlive(e.callArg)
@@ -758,8 +731,7 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr, maps []idMapFile)
 		pid, errno = uintptr(e.s.tid), 0
 	}
 	if errno != 0 || pid == 0 {
-		e.waitGone()
-		e.release()
+		e.reap()
 		if errno == 0 {
 			return 0, -1, errors.New("rawexec: the early process died")
 		}
@@ -781,6 +753,5 @@ func (e *Early) finish() {
 		return
 	}
 	e.pending = false
-	e.waitGone()
-	e.release()
+	e.reap()
 }

@@ -245,7 +245,7 @@ func earlyHelper() {
 	}
 	switch mode {
 	case "wait":
-		if !e.waitStage() {
+		if e.await(earlyReady) != earlyReady {
 			fmt.Println("not ready")
 			os.Exit(1)
 		}

@@ -113,10 +113,8 @@ func (e *OpError) Unwrap() error {
 // Process is a child started by Start that has exec'd, or with a Reaper
 // the first process (the sandbox's PID 1).
 type Process struct {
-	Pid   int
-	pidfd int
-	early *Early // still exiting after the first process's clone: Wait finishes it
-
+	Pid      int
+	pidfd    int
 	viaEarly bool // cloned by an early process (tests check the path taken)
 }
 
@@ -126,9 +124,6 @@ func (p *Process) PidFD() int { return p.pidfd }
 
 // Wait waits for the child to exit and reaps it.
 func (p *Process) Wait() (unix.WaitStatus, error) {
-	// The first process becomes this process's child when the early
-	// process that cloned it exits.
-	p.early.finish()
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(p.Pid, &ws, 0, nil)
@@ -340,7 +335,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	}
 
 	var maps []idMapFile
-	if attr.IDMap == ParentMap {
+	if parentMap {
 		maps = idMapFiles(attr) // formatted now: the child waits for them
 	}
 	var (
@@ -352,7 +347,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		// The early process forks the first process: the clone with its
 		// namespaces (and the id maps) are done already.
 		var err error
-		pid0, pidfd, err = early.start(&l, flags&unix.CLONE_PIDFD, uintptr(errW), maps)
+		pid0, pidfd, err = early.start(&l, flags&unix.CLONE_PIDFD, uintptr(errW))
 		if err != nil {
 			syscall.ForkLock.Unlock()
 			unix.Close(errW)
@@ -375,7 +370,7 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		return nil, fmt.Errorf("rawexec: clone: %w", errno)
 	}
 	pid := int(pid0)
-	proc := &Process{Pid: pid, pidfd: int(pidfd), early: early, viaEarly: early != nil}
+	proc := &Process{Pid: pid, pidfd: int(pidfd), viaEarly: early != nil}
 
 	var mapErr error
 	if parentMap {
