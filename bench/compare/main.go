@@ -3,7 +3,10 @@
 // Command compare times sbx side by side with bare execution, bubblewrap
 // and srt (each only when installed), interleaving the runs so that load
 // on a shared machine hits all of them alike, and prints a Markdown table
-// of medians, p90s and ratios plus sbx's peak RSS.
+// of medians, p90s and ratios plus sbx's peak RSS. Each round starts one
+// tool later than the last, so no row always runs right after the same
+// other one (srt leaves work behind it: the run after it was measured
+// up to 1.5 ms slower).
 //
 //	go run ./bench/compare -sbx bin/sbx -n 40
 package main
@@ -43,8 +46,10 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	empty := filepath.Join(work, "empty")
+	wempty := filepath.Join(work, "wempty")
 	tree := filepath.Join(work, "tree")
 	check(os.MkdirAll(empty, 0o755))
+	check(os.MkdirAll(wempty, 0o755))
 	check(bench.MakeTree(tree, 100_000))
 	// The 100k new files are dirty in the page cache: flushed now, not
 	// by writeback in the middle of the rounds.
@@ -82,6 +87,9 @@ func main() {
 		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{*srt, "--settings", srtSettings, "/bin/true"}})
 	}
 	tools = append(tools,
+		// A writable root costs its stubs and protections whatever its
+		// size; this row is the tree's baseline.
+		&tool{name: "sbx, writable empty dir", dir: wempty, argv: []string{abs, "--allow-write", ".", "--", "/bin/true"}},
 		&tool{name: "sbx, writable 100k-file tree", dir: tree, argv: []string{abs, "--allow-write", ".", "--", "/bin/true"}},
 		// XDG_CACHE_HOME that does not exist: sbx keeps no scan cache.
 		&tool{name: "sbx, writable 100k-file tree, no scan cache", dir: tree, argv: []string{abs, "--allow-write", ".", "--", "/bin/true"},
@@ -99,8 +107,8 @@ func main() {
 		t.ms = nil
 	}
 	for i := 0; i < *n; i++ {
-		for _, t := range tools {
-			if t.argv != nil {
+		for k := range tools {
+			if t := tools[(i+k)%len(tools)]; t.argv != nil {
 				check(runOnce(t))
 			}
 		}
