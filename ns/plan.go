@@ -198,7 +198,10 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if plan.EmptyRoot {
 		plan.Ops = append(plan.Ops, rootLinks(append(append([]string(nil), fs.AllowRead...), writable...))...)
 	}
-	prot := protectedOps(takesWrites, p.Process.Dir, fs.SearchDepth, policy.ProtectedNames(fs.AllowGitConfig), fs.ScanCache)
+	// A name SearchDepth components below a root is found (srt's rg
+	// --max-depth): the root and the directories down to SearchDepth-1
+	// levels below it are listed.
+	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), policy.ProtectedNames(fs.AllowGitConfig), fs.ScanCache)
 	if prot.err != nil {
 		return plan, prot.err
 	}
@@ -230,10 +233,11 @@ type protResult struct {
 }
 
 // protectedOps finds the protected names under each writable root: every
-// existing one down to depth levels becomes read-only (with its ancestors
-// below the root pinned, so a rename of a parent cannot carry it away),
-// and a missing one directly in a writable root or in the working
-// directory is stubbed at its first missing component.
+// existing one in the root or in a directory down to depth levels below
+// it becomes read-only (with its ancestors below the root pinned, so a
+// rename of a parent cannot carry it away), and a missing one directly in
+// a writable root or in the working directory is stubbed at its first
+// missing component.
 func protectedOps(writable []string, cwd string, depth int, names []policy.Protected, cacheDir string) protResult {
 	var r protResult
 	add := func(kind, path string, dir bool, why string) {

@@ -66,8 +66,10 @@ type Filesystem struct {
 	SaveChanges string `json:"saveChanges,omitempty"`
 
 	AllowGitConfig bool `json:"allowGitConfig"`
-	// SearchDepth is how many directory levels below each writable root
-	// are searched for existing protected names (mandatoryDenySearchDepth).
+	// SearchDepth is how deep below each writable root existing protected
+	// names are searched (mandatoryDenySearchDepth), as srt's ripgrep
+	// --max-depth counts: 1 is the root's own entries, 3 finds a/b/.bashrc
+	// and a/b/.git/hooks.
 	SearchDepth int `json:"mandatoryDenySearchDepth"`
 	// ScanCache is the directory of the protected-name search's cache
 	// (Input.ScanCache); it is always in DenyWrite.
@@ -180,8 +182,10 @@ type Protected struct {
 //
 // Where they are enforced: every writable root and the working directory
 // (whether or not the name exists — a missing one cannot be created), and
-// every existing match found up to Filesystem.SearchDepth directory levels
-// below each writable root (default 3, srt's mandatoryDenySearchDepth).
+// every existing match found up to Filesystem.SearchDepth path components
+// below each writable root (default 3, srt's mandatoryDenySearchDepth,
+// counted as srt counts it: a/b/.bashrc is at depth 3; a nested name such
+// as .git/hooks is found when its first component is).
 // The depth is bounded because the search runs on every start and must
 // stay cheap in trees of 100k files; directories created during the run
 // are not covered.

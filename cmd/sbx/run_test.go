@@ -221,6 +221,46 @@ func TestProtectedNames(t *testing.T) {
 	}
 }
 
+// TestProtectedSearchDepth pins how mandatoryDenySearchDepth counts, as
+// srt's ripgrep --max-depth does: a name N path components below the
+// writable root is found when N is at most the depth, and a nested name
+// (.git/hooks) when its first component is.
+func TestProtectedSearchDepth(t *testing.T) {
+	w := t.TempDir()
+	for _, p := range []string{"a/.bashrc", "a/b/.bashrc", "a/b/c/.bashrc", "a/b/.git/hooks/keep", "a/b/c/.git/hooks/keep"} {
+		writeFile(t, filepath.Join(w, p), "orig")
+	}
+	script := `for p in a/.bashrc a/b/.bashrc a/b/c/.bashrc a/b/.git/hooks/x a/b/c/.git/hooks/x; do
+		(echo evil > $p) 2>/dev/null && echo "WROTE $p"
+	done; true`
+	for _, c := range []struct {
+		depth string // "" is the default, 3
+		want  string
+	}{
+		{"", "WROTE a/b/c/.bashrc\nWROTE a/b/c/.git/hooks/x\n"},
+		{"2", "WROTE a/b/.bashrc\nWROTE a/b/c/.bashrc\nWROTE a/b/.git/hooks/x\nWROTE a/b/c/.git/hooks/x\n"},
+		{"4", ""},
+	} {
+		flags := []string{"--allow-write", "."}
+		if c.depth != "" {
+			settings := filepath.Join(t.TempDir(), "s.json")
+			writeFile(t, settings, `{"network": {}, "filesystem": {}, "mandatoryDenySearchDepth": `+c.depth+`}`)
+			flags = append(flags, "--settings", settings)
+		}
+		r := sh(t, runOpts{dir: w}, script, flags...)
+		if r.code != 0 || r.stdout != c.want {
+			t.Errorf("depth %q: want writes %q\n%s", c.depth, c.want, r)
+		}
+		// Put back what was written, for the next depth.
+		for _, p := range []string{"a/b/.bashrc", "a/b/c/.bashrc"} {
+			writeFile(t, filepath.Join(w, p), "orig")
+		}
+		for _, p := range []string{"a/b/.git/hooks/x", "a/b/c/.git/hooks/x"} {
+			os.Remove(filepath.Join(w, p))
+		}
+	}
+}
+
 // TestNoLeftoversAfterTimeoutAndKill checks that stubs are removed and no
 // sandboxed process survives, after a timeout and after SIGKILL of sbx.
 func TestNoLeftoversAfterTimeoutAndKill(t *testing.T) {
