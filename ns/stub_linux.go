@@ -42,11 +42,15 @@ const stubXattr = "user.sbx.stub"
 // pivot_root); path is where it is after pivot_root, for the clean-up.
 func createStub(src, path string, dir bool) (*stub, error) {
 	for attempt := 0; attempt < 8; attempt++ {
-		err := createMarked(src, dir)
-		created := err == nil
-		if err != nil && !errors.Is(err, unix.EEXIST) {
+		s, err := createMarked(src, path, dir)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
 			return nil, fmt.Errorf("creating stub: %w", err)
 		}
+		// It exists: another run's stub to share (or a real file, which
+		// the caller's checks refuse).
 		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		if dir {
 			flags |= unix.O_DIRECTORY
@@ -68,50 +72,53 @@ func createStub(src, path string, dir bool) (*stub, error) {
 			continue
 		}
 		_, xerr := unix.Fgetxattr(fd, stubXattr, nil)
-		return &stub{src: src, path: path, dir: dir, fd: fd, created: created, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
+		return &stub{src: src, path: path, dir: dir, fd: fd, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
 	}
 	return nil, errors.New("creating stub: it keeps changing under us")
 }
 
 // createMarked creates the stub under a temporary name next to src,
-// marks it, and renames it into place without replacing anything, so no
-// other run ever sees an unmarked stub (and plans it as a real file).
-// EEXIST means src exists already.
-func createMarked(src string, dir bool) error {
+// marks it, locks it and renames it into place without replacing
+// anything, so no other run ever sees an unmarked stub (and plans it as a
+// real file) or one it could remove (its exclusive lock fails). The
+// descriptor it was made with is the one kept: the stub at src is the
+// inode the rename put there. EEXIST means src exists already.
+func createMarked(src, path string, dir bool) (*stub, error) {
 	// The name only has to be unlikely to exist: O_EXCL and
 	// RENAME_NOREPLACE refuse one that does. math/rand/v2's generator is
 	// seeded by the runtime; crypto/rand's first call cost 0.08 ms.
 	tmp := fmt.Sprintf("%s.sbx-stub-%012x", src, rand.Uint64()&(1<<48-1))
 	var fd int
 	var err error
+	remove := func() { _ = unix.Unlink(tmp) }
 	if dir {
+		remove = func() { _ = unix.Rmdir(tmp) }
 		if err = unix.Mkdir(tmp, 0o755); err == nil {
 			fd, err = unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
-				_ = unix.Rmdir(tmp)
+				remove()
 			}
 		}
 	} else {
-		fd, err = unix.Open(tmp, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		fd, err = unix.Open(tmp, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_ = unix.Fsetxattr(fd, stubXattr, []byte("1"), 0) // best effort: see the type's doc
-	unix.Close(fd)
-	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, src, unix.RENAME_NOREPLACE)
+	marked := unix.Fsetxattr(fd, stubXattr, []byte("1"), 0) == nil // best effort: see the type's doc
+	var st unix.Stat_t
+	if err = unix.Flock(fd, unix.LOCK_SH); err == nil {
+		err = unix.Fstat(fd, &st)
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, src, unix.RENAME_NOREPLACE)
+	}
 	if err != nil {
-		if dir {
-			_ = unix.Rmdir(tmp)
-		} else {
-			_ = unix.Unlink(tmp)
-		}
-		if errors.Is(err, unix.EEXIST) {
-			return err
-		}
-		return err
+		unix.Close(fd)
+		remove()
+		return nil, err
 	}
-	return nil
+	return &stub{src: src, path: path, dir: dir, fd: fd, created: true, marked: marked, dev: st.Dev, ino: st.Ino}, nil
 }
 
 func (s *stub) release() { unix.Close(s.fd) }

@@ -299,6 +299,48 @@ func TestNoLeftoversAfterTimeoutAndKill(t *testing.T) {
 	}
 }
 
+// TestStubsSharedByOverlappingRuns: two runs in one writable directory.
+// The second finds the first's stubs and shares them; its end removes
+// none of them (the first still holds them, and its protections hold);
+// the first's end removes them all.
+func TestStubsSharedByOverlappingRuns(t *testing.T) {
+	w := t.TempDir()
+	before := snapshot(t, w)
+	probe := `for p in .bashrc .git/hooks/x .vscode/x; do (echo evil > $p) 2>/dev/null && echo "WROTE $p"; done`
+	first := exec.Command(sbxBin, "--allow-write", ".", "--", "/bin/sh", "-c", `echo started; read x; `+probe+`; echo done`)
+	first.Dir = w
+	in, _ := first.StdinPipe()
+	out, _ := first.StdoutPipe()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	rd := bufio.NewReader(out)
+	if line, _ := rd.ReadString('\n'); line != "started\n" {
+		t.Fatalf("first run did not start: %q", line)
+	}
+	stubs := snapshot(t, w)
+	if len(stubs) <= len(before) {
+		t.Fatalf("control: no stubs while the first run runs: %q", stubs)
+	}
+	r := sh(t, runOpts{dir: w}, probe+`; echo ok`, "--allow-write", ".")
+	if r.stdout != "ok\n" {
+		t.Fatalf("second run: %s", r)
+	}
+	if now := snapshot(t, w); strings.Join(now, "|") != strings.Join(stubs, "|") {
+		t.Fatalf("the second run's end changed the first's stubs:\nwhile %q\nafter %q", stubs, now)
+	}
+	in.Write([]byte("\n"))
+	in.Close()
+	rest, _ := io.ReadAll(rd)
+	if err := first.Wait(); err != nil || string(rest) != "done\n" {
+		t.Fatalf("first run after the second: %v %q", err, rest)
+	}
+	if after := snapshot(t, w); strings.Join(after, "|") != strings.Join(before, "|") {
+		t.Fatalf("stubs left behind: %q", after)
+	}
+}
+
 func processAlive(marker string) bool {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
