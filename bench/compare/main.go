@@ -3,10 +3,10 @@
 // Command compare times sbx side by side with bare execution, bubblewrap
 // and srt (each only when installed), interleaving the runs so that load
 // on a shared machine hits all of them alike, and prints a Markdown table
-// of medians, p90s and ratios plus sbx's peak RSS. Each round starts one
-// tool later than the last, so no row always runs right after the same
-// other one (srt leaves work behind it: the run after it was measured
-// up to 1.5 ms slower).
+// of medians, p90s and ratios plus sbx's peak RSS. Each round runs the
+// tools in another order, so no row always runs right after the same
+// other one (srt leaves work behind it: the run after it was measured up
+// to 1.5 ms slower).
 //
 //	go run ./bench/compare -sbx bin/sbx -n 40
 package main
@@ -15,9 +15,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,9 +108,14 @@ func main() {
 		}
 		t.ms = nil
 	}
+	// Each round in its own order (a fixed seed: the same orders every
+	// run), so that no row always runs right after the same other one.
+	order := rand.New(rand.NewPCG(1, 2))
+	round := slices.Clone(tools)
 	for i := 0; i < *n; i++ {
-		for k := range tools {
-			if t := tools[(i+k)%len(tools)]; t.argv != nil {
+		order.Shuffle(len(round), func(a, b int) { round[a], round[b] = round[b], round[a] })
+		for _, t := range round {
+			if t.argv != nil {
 				check(runOnce(t))
 			}
 		}
