@@ -114,7 +114,7 @@ var Keys = map[string]string{
 	"enableWeakerNetworkIsolation":         "honoured on macOS; no meaning on Linux",
 	"allowPty":                             "honoured",
 	"allowAppleEvents":                     "honoured on macOS; no meaning on Linux",
-	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3",
+	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3, counted as srt counts it (ripgrep --max-depth)",
 	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
 	"credentials":                          "honoured: envVars and files (deny, mask), allowPlaintextInject, awsPairs and sigv4 (SigV4 requests re-signed with the real keys)",
 	"commands":                             "honoured: the command gate (sbx check)",
