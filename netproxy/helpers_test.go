@@ -260,16 +260,28 @@ func serveRequests(t testing.TB, l net.Listener, serve func(c net.Conn, br *bufi
 func echoServer(t testing.TB) int {
 	t.Helper()
 	l := listen(t, "127.0.0.1:0")
+	// The accept loop is counted in wg while it runs, so its Adds never
+	// race the cleanup's Wait (an Add from zero during Wait would), and a
+	// connection accepted after the cleanup closed the others is closed
+	// at once.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
+	closed := false
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
 			mu.Lock()
+			if closed {
+				mu.Unlock()
+				_ = c.Close()
+				continue
+			}
 			conns[c] = true
 			mu.Unlock()
 			wg.Add(1)
@@ -286,6 +298,7 @@ func echoServer(t testing.TB) int {
 	t.Cleanup(func() {
 		_ = l.Close()
 		mu.Lock()
+		closed = true
 		for c := range conns {
 			_ = c.Close()
 		}
