@@ -378,6 +378,12 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		return failf(stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr)), nil
 	}
 	started = true // the first process removes the stubs from here on
+	// The first process holds the stubs' descriptors (and with them the
+	// shared locks) from its fork on. Closing ours now means the last
+	// reference to a stub it unlinks is its own, so ext4's freeing of
+	// the inode runs in its exit, which nothing waits for, instead of
+	// in this process's end (0.5 ms for thirteen stubs).
+	view.Release()
 	// The overlays' descriptors were sent before the fork: they are
 	// there, ahead of anything else on the socket.
 	// A failure from here on stops the sandbox through the lifeline, so
@@ -452,11 +458,15 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		}
 	}
 	rl.end()
-	if final {
-		go func() { _, _ = proc.Wait() }()
-	} else {
+	if !final {
 		_, _ = proc.Wait()
 	}
+	// After its last record the first process has nothing left but its
+	// exit: every process of the sandbox is gone, the stubs are removed,
+	// and its next call is exit_group. The kernel's teardown of the
+	// namespaces in that exit is not waited for (0.1-0.3 ms, more with
+	// stubs); the zombie passes to this process's reaper, like any
+	// orphan.
 	lifeW.Close()
 	nw.close()
 	switch {
