@@ -16,12 +16,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sbx-sh/sbx/check"
+	_ "github.com/sbx-sh/sbx/internal/oneproc" // GOMAXPROCS 1, as early as init order allows
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/sandbox"
 )
@@ -37,16 +37,8 @@ var (
 )
 
 func main() {
-	if runtime.GOOS == "linux" {
-		// The start runs on one P. On the project's two cores a run
-		// starts 0.3 ms sooner, and 1 ms sooner with a large writable
-		// tree (issue 15): no goroutine of the supervisor runs on the
-		// other CPU, which stays free for the sandbox's first process,
-		// and no page the supervisor writes after the clone needs a
-		// cross-CPU TLB flush. sandbox.Launch gives the runtime its
-		// default back once the command runs.
-		runtime.GOMAXPROCS(1)
-	}
+	// On Linux the start runs on one P from package initialisation on
+	// (internal/oneproc, imported above).
 	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
 		sandbox.InitMain(os.Args[2:])
 		return

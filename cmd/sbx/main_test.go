@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary links package main, and with it internal/oneproc's
+	// GOMAXPROCS 1: the test process gets the runtime's default back.
+	runtime.SetDefaultGOMAXPROCS()
 	dir, err := os.MkdirTemp("", "sbx-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
