@@ -150,11 +150,7 @@ func (rs Ruleset) CompileRawEarly(p *rawexec.Program, e *Early) error {
 	fd := p.NewSlot()
 	for i, r := range e.rules {
 		if e.mine[i] {
-			n := 4 // ruleOps: open, store, add, close
-			if r.pf != nil {
-				n = 6 // and a store and an add of the file rights
-			}
-			p.SkipIfNotEqual(r.label, e.done, 8*i, 0, n) // added by the early process?
+			p.SkipIfNotEqual(r.label, e.done, 8*i, 0, ruleOpsLen(r)) // added by the early process?
 		}
 		ruleOps(p, ruleset, fd, r)
 	}

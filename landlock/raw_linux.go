@@ -58,15 +58,11 @@ func (rs Ruleset) rawRules(mask uint64) []rawRule {
 // ruleOps add one rule in the view: open its path (a path missing in the
 // view skips the rule), add pb, and with pf (directory rights on what may
 // be a file) add pf, the file rights only, if the kernel refuses pb; then
-// close. Four ops, six with pf.
+// close. ruleOpsLen(r) ops.
 func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule) {
-	n := 3 // store, add, close
-	if r.pf != nil {
-		n = 5 // store, add, store, add again, close
-	}
 	// Not in this view: skip the rule (and close nothing).
 	p.Syscall(r.label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(r.path),
-		rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(n)
+		rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(ruleOpsLen(r) - 1)
 	p.Store(r.label, &r.pb.Parent_fd, fd)
 	add := p.Syscall(r.label, unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(unix.LANDLOCK_RULE_PATH_BENEATH), rawexec.Ptr(r.pb), rawexec.Imm(0))
 	switch {
@@ -80,6 +76,14 @@ func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule
 		add.Ignore(unix.EINVAL) // directory rights only, on a file: no rule
 	}
 	p.Syscall(r.label, unix.SYS_CLOSE, fd)
+}
+
+// ruleOpsLen is how many ops ruleOps appends for r.
+func ruleOpsLen(r rawRule) int {
+	if r.pf != nil {
+		return 6 // open, store, add, store, add again, close
+	}
+	return 4 // open, store, add, close
 }
 
 // finishRaw appends the port rules, no_new_privs, the restriction and the
