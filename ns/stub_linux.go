@@ -5,7 +5,6 @@ package ns
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,16 +14,24 @@ import (
 // dentry; creating the name is the only way to stop the command creating
 // it). The protocol keeps concurrent runs in one directory safe:
 //
-//   - the creator marks the stub with the user xattr user.sbx.stub;
-//   - every run that uses a stub holds a shared flock on it;
+//   - the creator gives the stub the marker mode, the sticky bit and no
+//     write bit (stubFileMode, stubDirMode), in the call that creates it,
+//     so no run ever sees an unmarked stub and plans it as a real file;
+//   - every run that uses a stub holds a shared flock on it, taken before
+//     it trusts the name: a run checks, under the lock, that the name
+//     still names the inode it opened;
 //   - at exit a run tries to upgrade to an exclusive lock; only if no other
-//     run holds the stub, and it is still a marked, empty stub at the same
-//     inode, is it removed.
+//     run holds the stub, and it is still a stub at the same inode (a file
+//     still empty), is it removed.
 //
 // Init runs the removal after every sandboxed process is gone, also when
 // the supervisor was SIGKILLed (init sees its lifeline close). On file
-// systems without user xattrs only the creator removes a stub, so a stub
-// shared by overlapping runs can outlive them (documented limit).
+// systems that drop the sticky bit only the creator removes a stub, so a
+// stub shared by overlapping runs can outlive them (documented limit).
+//
+// Earlier versions marked stubs with an xattr, user.sbx.stub, set between
+// a create under a temporary name and a rename into place: three journal
+// operations per stub where the marker mode needs one.
 type stub struct {
 	src             string
 	path            string
@@ -36,89 +43,88 @@ type stub struct {
 	mount           string // the raw start's view mount the stub lies in ("": unknown)
 }
 
-const stubXattr = "user.sbx.stub"
+// The marker modes. umask can clear read and execute bits, never the
+// sticky bit, and a stub never gains a write bit; stubMarked tests that.
+const (
+	stubFileMode = 0o1444
+	stubDirMode  = 0o1555
+)
+
+// stubMarked reports whether st is an sbx stub: a directory, or an empty
+// regular file, with the sticky bit set and no write bit. Linux ignores
+// the sticky bit on a regular file, and a sticky directory nobody can
+// write is of no use, so a real file looks like this only by design.
+func stubMarked(st *unix.Stat_t) bool {
+	if st.Mode&unix.S_ISVTX == 0 || st.Mode&0o222 != 0 {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return true
+	case unix.S_IFREG:
+		return st.Size == 0
+	}
+	return false
+}
 
 // createStub creates the stub at host path src (how init reaches it before
-// pivot_root); path is where it is after pivot_root, for the clean-up.
+// pivot_root), or shares the one another run made there; path is where it
+// is after pivot_root, for the clean-up. A real file at src is returned
+// unmarked, locked like a stub: the caller binds it and does not keep it.
 func createStub(src, path string, dir bool) (*stub, error) {
 	for attempt := 0; attempt < 8; attempt++ {
-		s, err := createMarked(src, path, dir)
-		if err == nil {
-			return s, nil
-		}
-		if !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("creating stub: %w", err)
-		}
-		// It exists: another run's stub to share (or a real file, which
-		// the caller's checks refuse).
-		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		if dir {
-			flags |= unix.O_DIRECTORY
-		}
-		fd, err := unix.Open(src, flags, 0)
+		fd, created, err := openStub(src, dir)
 		if errors.Is(err, unix.ENOENT) {
 			continue // removed by a run that just finished: try again
 		}
 		if err != nil {
-			return nil, fmt.Errorf("opening stub (a symlink or a different kind of file appeared?): %w", err)
+			return nil, err
 		}
 		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("locking stub: %w", err)
 		}
+		// Under the lock no other run can remove it; before it, one
+		// that shared it may have (it exits and finds no lock but its
+		// own). The name must still name the inode locked.
 		var a, b unix.Stat_t
 		if unix.Fstat(fd, &a) != nil || unix.Lstat(src, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
 			unix.Close(fd)
 			continue
 		}
-		_, xerr := unix.Fgetxattr(fd, stubXattr, nil)
-		return &stub{src: src, path: path, dir: dir, fd: fd, marked: xerr == nil, dev: a.Dev, ino: a.Ino}, nil
+		return &stub{src: src, path: path, dir: dir, fd: fd, created: created, marked: stubMarked(&a), dev: a.Dev, ino: a.Ino}, nil
 	}
 	return nil, errors.New("creating stub: it keeps changing under us")
 }
 
-// createMarked creates the stub under a temporary name next to src,
-// marks it, locks it and renames it into place without replacing
-// anything, so no other run ever sees an unmarked stub (and plans it as a
-// real file) or one it could remove (its exclusive lock fails). The
-// descriptor it was made with is the one kept: the stub at src is the
-// inode the rename put there. EEXIST means src exists already.
-func createMarked(src, path string, dir bool) (*stub, error) {
-	// The name only has to be unlikely to exist: O_EXCL and
-	// RENAME_NOREPLACE refuse one that does. math/rand/v2's generator is
-	// seeded by the runtime; crypto/rand's first call cost 0.08 ms.
-	tmp := fmt.Sprintf("%s.sbx-stub-%012x", src, rand.Uint64()&(1<<48-1))
-	var fd int
-	var err error
-	remove := func() { _ = unix.Unlink(tmp) }
+// openStub creates the stub at src with the marker mode and opens it, or
+// opens what is there already (created false). ENOENT means it went away
+// between the two: try again.
+func openStub(src string, dir bool) (fd int, created bool, err error) {
+	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	if dir {
-		remove = func() { _ = unix.Rmdir(tmp) }
-		if err = unix.Mkdir(tmp, 0o755); err == nil {
-			fd, err = unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				remove()
-			}
-		}
+		err = unix.Mkdir(src, stubDirMode)
+		flags |= unix.O_DIRECTORY
 	} else {
-		fd, err = unix.Open(tmp, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		fd, err = unix.Open(src, flags|unix.O_CREAT|unix.O_EXCL, stubFileMode)
+		if err == nil {
+			return fd, true, nil
+		}
+	}
+	created = err == nil
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, false, fmt.Errorf("creating stub: %w", err)
+	}
+	// It exists: another run's stub to share (or a real file, which the
+	// caller's checks refuse).
+	fd, err = unix.Open(src, flags, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return -1, false, err
 	}
 	if err != nil {
-		return nil, err
+		return -1, false, fmt.Errorf("opening stub (a symlink or a different kind of file appeared?): %w", err)
 	}
-	marked := unix.Fsetxattr(fd, stubXattr, []byte("1"), 0) == nil // best effort: see the type's doc
-	var st unix.Stat_t
-	if err = unix.Flock(fd, unix.LOCK_SH); err == nil {
-		err = unix.Fstat(fd, &st)
-	}
-	if err == nil {
-		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, src, unix.RENAME_NOREPLACE)
-	}
-	if err != nil {
-		unix.Close(fd)
-		remove()
-		return nil, err
-	}
-	return &stub{src: src, path: path, dir: dir, fd: fd, created: true, marked: marked, dev: st.Dev, ino: st.Ino}, nil
+	return fd, created, nil
 }
 
 func (s *stub) release() { unix.Close(s.fd) }
