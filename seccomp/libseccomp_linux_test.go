@@ -91,6 +91,13 @@ func compileFor(c Config, goarch string) (Program, error) {
 	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
 		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
+	// A binary tree of syscall numbers, not a chain: the kernel runs the
+	// filter once per syscall number when it loads it (its action
+	// cache), and a chain of ~250 comparisons made that 0.1 ms of every
+	// run; and each filtered call walks the tree, not the chain.
+	if err := f.SetOptimize(2); err != nil {
+		return nil, fmt.Errorf("seccomp: binary-tree optimization: %w", err)
+	}
 	// The loader sets no_new_privs itself; the exported program must not
 	// depend on libseccomp doing it.
 	if err := f.SetNoNewPrivsBit(false); err != nil {
