@@ -33,6 +33,7 @@ type tool struct {
 	dir  string
 	argv []string
 	env  []string // added to the environment
+	peer bool     // not sbx: a failure in the rounds drops the row
 	ms   []float64
 	rss  int64 // launcher's peak RSS, KiB (VmHWM)
 }
@@ -77,7 +78,7 @@ func main() {
 		{name: "sbx -- /bin/true", dir: empty, argv: []string{abs, "--", "/bin/true"}},
 	}
 	if p, err := exec.LookPath("bwrap"); err == nil {
-		tools = append(tools, &tool{name: "bwrap (unshare-all, ro /)", dir: empty, argv: []string{p, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--new-session", "--die-with-parent", "/bin/true"}})
+		tools = append(tools, &tool{name: "bwrap (unshare-all, ro /)", dir: empty, peer: true, argv: []string{p, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--new-session", "--die-with-parent", "/bin/true"}})
 	}
 	if _, err := os.Stat(*srt); err == nil {
 		srtSettings := filepath.Join(work, "srt.json")
@@ -86,7 +87,14 @@ func main() {
 			"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
 		})
 		check(os.WriteFile(srtSettings, sb, 0o644))
-		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{*srt, "--settings", srtSettings, "/bin/true"}})
+		// srt leaves its socket (TMPDIR/srt-mux-PID-0.sock) behind; with
+		// the shared /tmp, a later run that gets the same pid, as
+		// another user, fails with EADDRINUSE. Its own TMPDIR here is
+		// removed with the work directory.
+		srtTmp := filepath.Join(work, "srt-tmp")
+		check(os.MkdirAll(srtTmp, 0o700))
+		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{*srt, "--settings", srtSettings, "/bin/true"},
+			env: []string{"TMPDIR=" + srtTmp}, peer: true})
 	}
 	tools = append(tools,
 		// A writable root costs its stubs and protections whatever its
@@ -115,8 +123,15 @@ func main() {
 	for i := 0; i < *n; i++ {
 		order.Shuffle(len(round), func(a, b int) { round[a], round[b] = round[b], round[a] })
 		for _, t := range round {
-			if t.argv != nil {
-				check(runOnce(t))
+			if t.argv == nil {
+				continue
+			}
+			if err := runOnce(t); err != nil {
+				if !t.peer {
+					check(err)
+				}
+				fmt.Fprintf(os.Stderr, "dropping %s after a failure in round %d: %v\n", t.name, i+1, err)
+				t.argv = nil
 			}
 		}
 	}
