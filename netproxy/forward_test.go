@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sbx-sh/sbx/internal/testserve"
 )
 
 // rawServer is an upstream that reads each request head, sends it on the
@@ -18,7 +20,7 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader, req *http.
 	t.Helper()
 	l := listen(t, "127.0.0.1:0")
 	heads := make(chan *http.Request, 8)
-	serveRequests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+	testserve.Requests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
 		heads <- req
 		serve(c, br, req)
 	})

@@ -226,35 +226,6 @@ func listen(t testing.TB, addr string) net.Listener {
 	return l
 }
 
-// serveRequests accepts on l until the test ends (then closes l and waits
-// for the accept loop), reads each connection's request head and hands
-// the connection to serve, which has 10 s; the connection is closed when
-// serve returns.
-func serveRequests(t testing.TB, l net.Listener, serve func(c net.Conn, br *bufio.Reader, req *http.Request)) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				serve(c, br, req)
-			}()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-}
-
 // echoServer echoes every connection until the peer half-closes, then
 // closes. It returns its port.
 func echoServer(t testing.TB) int {

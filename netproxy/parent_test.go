@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sbx-sh/sbx/internal/testserve"
 )
 
 // fakeParent is a parent proxy on 127.0.0.1: CONNECT to any host is
@@ -36,7 +38,7 @@ func startParent(t *testing.T, echoPort int) *fakeParent {
 
 func startParentOn(t *testing.T, l net.Listener, echoPort int) *fakeParent {
 	f := &fakeParent{addr: l.Addr().String()}
-	serveRequests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+	testserve.Requests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
 		f.mu.Lock()
 		f.seen = append(f.seen, req.Method+" "+req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
 		f.mu.Unlock()

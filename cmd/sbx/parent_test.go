@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sbx-sh/sbx/internal/testserve"
 )
 
 // TestParentProxyFromEnvironment: with HTTP_PROXY in sbx's own
@@ -23,28 +25,14 @@ func TestParentProxyFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
 	var mu sync.Mutex
 	var seen []string
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				seen = append(seen, req.Method+" "+req.RequestURI+" "+req.Header.Get("Proxy-Authorization"))
-				mu.Unlock()
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nvia parent")
-			}()
-		}
-	}()
+	testserve.Requests(t, l, func(c net.Conn, _ *bufio.Reader, req *http.Request) {
+		mu.Lock()
+		seen = append(seen, req.Method+" "+req.RequestURI+" "+req.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nvia parent")
+	})
 	env := append(hermeticEnv(), "HTTP_PROXY=http://corp:pa55word@"+l.Addr().String())
 	r := sbx(t, runOpts{env: env}, "--allow-domain", "remote.test", "--deny-domain", "denied.test", "--", "/bin/sh", "-c",
 		curl+` -sS http://remote.test/x; echo; `+curl+` -s -o /dev/null -w '%{http_code}\n' http://denied.test/; env | grep -i pa55word || echo clean`)
@@ -73,22 +61,9 @@ func TestMITMProxySetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nvia mitm")
-			}()
-		}
-	}()
+	testserve.Requests(t, l, func(c net.Conn, _ *bufio.Reader, _ *http.Request) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nvia mitm")
+	})
 	settings := filepath.Join(d, "s.json")
 	writeFile(t, settings, `{"network": {"allowedDomains": ["*.corp.test"], "mitmProxy": {"socketPath": "`+sock+`", "domains": ["*.corp.test"]}}, "filesystem": {}}`)
 	r := sbx(t, runOpts{}, "--settings", settings, "--", curl, "-sS", "http://www.corp.test/x")
