@@ -607,12 +607,20 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 		}
 	}
 	name, detail := seccomp.Describe(r)
-	ns.col.Add(violations.Record{
+	errno := unix.EPERM
+	rec := violations.Record{
 		Kind: violations.KindSyscall, Source: violations.SourceSeccomp,
-		PID: r.PID, Exe: exeOf(r.PID), Syscall: name, Detail: detail,
+		PID: r.PID, Syscall: name, Detail: detail,
 		Rule: "seccomp",
-	})
-	return seccomp.Response{Errno: unix.EPERM}
+	}
+	if pr, ok := seccomp.ProbeFor(r.Syscall); ok {
+		// A runtime's feature probe: refused as ever, marked so that
+		// the report leaves it out (--violations-probes shows it).
+		errno, rec.Probe = pr.Errno, true
+	}
+	rec.Exe = exeOf(r.PID)
+	ns.col.Add(rec)
+	return seccomp.Response{Errno: errno}
 }
 
 // exeOf is the executable of a (host) pid, "" when it is gone.

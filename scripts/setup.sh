@@ -36,6 +36,20 @@ if [ "$(id -u)" = 0 ] && [ ! -x "$node24/bin/node" ] && command -v npm >/dev/nul
     rm -rf "$tmp"
   fi
 fi
+# The runtimes of the real-runtime matrix (cmd/sbx/runtimes_test.go), from
+# Debian's packages in /usr/bin (a rustup or pyenv under /root is not the
+# unprivileged test user's): Python, a JDK (javac), cargo. Optional: a
+# runtime that cannot be installed is skipped by its test, which says so.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  rt=()
+  [ -x /usr/bin/python3 ] || rt+=(python3)
+  [ -x /usr/bin/javac ] || rt+=(default-jdk-headless)
+  [ -x /usr/bin/cargo ] || rt+=(cargo)
+  if [ ${#rt[@]} -gt 0 ]; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq "${rt[@]}" >/dev/null; } ||
+      echo "setup: could not install ${rt[*]}; their runtime-matrix tests will be skipped" >&2
+  fi
+fi
 mkdir -p bin
 # Without cgo: a static binary starts faster (twice a run: supervisor and
 # init); the seccomp programs are embedded (go generate ./seccomp).

@@ -4,6 +4,7 @@ package seccomp
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -176,5 +177,25 @@ func TestNotifyOnlyChangesRefusals(t *testing.T) {
 		if notified == 0 {
 			t.Errorf("%+v: no refusal became a notification", c)
 		}
+	}
+}
+
+// TestProbesAreRefused: every probe is a call the filter refuses, under a
+// name the notification table knows, with a stated reason; a probe the
+// filter did not refuse would be a report about nothing.
+func TestProbesAreRefused(t *testing.T) {
+	for _, p := range Probes {
+		if p.Errno == 0 || p.Runtime == "" || p.Reason == "" {
+			t.Errorf("%s: errno, runtime and reason are required", p.Syscall)
+		}
+		if _, ok := ProbeFor(p.Syscall); !ok {
+			t.Errorf("%s: ProbeFor does not find it", p.Syscall)
+		}
+		if !slices.Contains(deniedCalls, p.Syscall) {
+			t.Errorf("%s: not a call the filter refuses", p.Syscall)
+		}
+	}
+	if _, ok := ProbeFor("io_uring_enter"); ok {
+		t.Error("io_uring_enter must stay reported")
 	}
 }

@@ -65,6 +65,13 @@ type Options struct {
 
 	// Now stamps records that come without a time; default time.Now.
 	Now func() time.Time
+
+	// Probes writes the records marked Probe (a runtime's refused feature
+	// probe, seccomp.Probes) to the sinks, with "probe":true. Either way
+	// they are counted only in Summary.Probes: never in Total, ByKind,
+	// First or Dropped, so they make no summary and no
+	// --fail-on-violation.
+	Probes bool
 }
 
 // Summary is what a Collector saw, returned by Close.
@@ -74,6 +81,7 @@ type Summary struct {
 	First   []Record       // the first Options.Keep accepted records
 	Dropped int            // records lost: queue full, queue bytes exhausted, Add after Close, or left when Close timed out
 	Ignored int            // records matched by Options.Ignore
+	Probes  int            // probe records (Record.Probe), reported or not; in no other count
 	SinkErr error          // the first error of each sink, close errors, a drain timeout; nil if none
 }
 
@@ -91,6 +99,7 @@ type Collector struct {
 	keep         int      // Options.Keep
 	sinks        []Sink   // Options.Sinks
 	closeTimeout time.Duration
+	showProbes   bool // Options.Probes
 
 	mu     sync.RWMutex // Add holds it shared around the send, Close exclusively to close ch
 	closed bool
@@ -99,6 +108,7 @@ type Collector struct {
 	pending atomic.Int64 // string bytes in ch
 	dropped atomic.Int64 // Add's drops
 	ignored atomic.Int64
+	probes  atomic.Int64
 
 	smu          sync.Mutex // guards the writer's tallies below
 	total        int
@@ -132,6 +142,7 @@ func New(o Options) *Collector {
 		keep:         o.Keep,
 		sinks:        append([]Sink(nil), o.Sinks...),
 		closeTimeout: o.CloseTimeout,
+		showProbes:   o.Probes,
 		byKind:       map[string]int{},
 		done:         make(chan struct{}),
 	}
@@ -236,8 +247,18 @@ func (c *Collector) Add(r Record) {
 		subs = c.subsFor(cmd)
 		r.Command = Sanitize(cmd, MaxCommand)
 	}
+	if r.Probe {
+		// A probe is counted here, once, whatever becomes of it below;
+		// it is queued only to be written out.
+		c.probes.Add(1)
+		if !c.showProbes {
+			return
+		}
+	}
 	if len(subs) > 0 && ignored(subs, &r) {
-		c.ignored.Add(1)
+		if !r.Probe {
+			c.ignored.Add(1)
+		}
 		return
 	}
 	n := r.stringBytes()
@@ -246,7 +267,9 @@ func (c *Collector) Add(r Record) {
 	}
 	if c.pending.Add(n) > c.queueBytes {
 		c.pending.Add(-n)
-		c.dropped.Add(1)
+		if !r.Probe {
+			c.dropped.Add(1)
+		}
 		return
 	}
 	c.mu.RLock()
@@ -261,7 +284,9 @@ func (c *Collector) Add(r Record) {
 	c.mu.RUnlock()
 	if !sent {
 		c.pending.Add(-n)
-		c.dropped.Add(1)
+		if !r.Probe {
+			c.dropped.Add(1)
+		}
 	}
 }
 
@@ -273,8 +298,15 @@ func (c *Collector) run() {
 		c.pending.Add(-it.n)
 		c.smu.Lock()
 		if c.abandoned {
-			c.closeDropped++
+			if !it.r.Probe {
+				c.closeDropped++
+			}
 			c.smu.Unlock()
+			continue
+		}
+		if it.r.Probe {
+			c.smu.Unlock()
+			c.write(failed, it.r)
 			continue
 		}
 		c.total++
@@ -287,16 +319,21 @@ func (c *Collector) run() {
 			c.first = append(c.first, it.r)
 		}
 		c.smu.Unlock()
-		for i, s := range c.sinks {
-			if failed[i] {
-				continue
-			}
-			if err := s.Write(it.r); err != nil {
-				failed[i] = true
-				c.smu.Lock()
-				c.sinkErrs = append(c.sinkErrs, fmt.Errorf("violations: sink %d: %w", i, err))
-				c.smu.Unlock()
-			}
+		c.write(failed, it.r)
+	}
+}
+
+// write hands r to every sink that has not failed.
+func (c *Collector) write(failed []bool, r Record) {
+	for i, s := range c.sinks {
+		if failed[i] {
+			continue
+		}
+		if err := s.Write(r); err != nil {
+			failed[i] = true
+			c.smu.Lock()
+			c.sinkErrs = append(c.sinkErrs, fmt.Errorf("violations: sink %d: %w", i, err))
+			c.smu.Unlock()
 		}
 	}
 }
@@ -335,6 +372,9 @@ func (c *Collector) close() {
 			c.smu.Unlock()
 			for it := range c.ch { // the writer is stuck in a sink; take the rest
 				c.pending.Add(-it.n)
+				if it.r.Probe {
+					continue
+				}
 				c.smu.Lock()
 				c.closeDropped++
 				c.smu.Unlock()
@@ -357,6 +397,7 @@ func (c *Collector) close() {
 		First:   append([]Record(nil), c.first...),
 		Dropped: int(c.dropped.Load()) + c.closeDropped,
 		Ignored: int(c.ignored.Load()),
+		Probes:  int(c.probes.Load()),
 		SinkErr: errors.Join(append(append([]error(nil), c.sinkErrs...), errs...)...),
 	}
 }

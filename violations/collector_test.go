@@ -478,3 +478,55 @@ type discardSink struct{}
 
 func (discardSink) Write(Record) error { return nil }
 func (discardSink) Close() error       { return nil }
+
+// TestProbes: a record marked Probe (a runtime's refused feature probe)
+// is counted in Summary.Probes only: not in Total, ByKind, First or
+// Dropped, so no summary line and no --fail-on-violation. Options.Probes
+// writes it to the sinks, marked.
+func TestProbes(t *testing.T) {
+	probe := Record{Kind: KindSyscall, Source: SourceSeccomp, Syscall: "io_uring_setup", Probe: true}
+	real := Record{Kind: KindSyscall, Source: SourceSeccomp, Syscall: "ptrace"}
+	for _, show := range []bool{false, true} {
+		m := &memSink{}
+		c := New(Options{Sinks: []Sink{m}, Probes: show, Now: func() time.Time { return fixedNow }})
+		c.Add(probe)
+		c.Add(probe)
+		s := c.Close()
+		var out bytes.Buffer
+		s.WriteText(&out, FormatText)
+		if s.Total != 0 || len(s.ByKind) != 0 || len(s.First) != 0 || s.Dropped != 0 || s.Probes != 2 || out.Len() != 0 {
+			t.Errorf("show %v: probes only: %+v, summary %q", show, s, out.String())
+		}
+		recs := m.records()
+		if !show && len(recs) != 0 || show && (len(recs) != 2 || !recs[0].Probe) {
+			t.Errorf("show %v: sink got %+v", show, recs)
+		}
+		if show {
+			if b, _ := recs[0].MarshalJSON(); !strings.HasSuffix(string(b), `,"probe":true}`) {
+				t.Errorf("probe JSON: %s", b)
+			}
+			if l := recs[0].Line(); !strings.Contains(l, "io_uring_setup (probe)") {
+				t.Errorf("probe line: %s", l)
+			}
+		}
+	}
+	// Mixed with a real refusal: the summary is the real one's alone.
+	c := New(Options{Probes: true})
+	c.Add(probe)
+	c.Add(real)
+	s := c.Close()
+	if s.Total != 1 || s.ByKind[KindSyscall] != 1 || len(s.First) != 1 || s.First[0].Syscall != "ptrace" || s.Probes != 1 {
+		t.Errorf("mixed: %+v", s)
+	}
+	// A full queue drops probes silently: Dropped is for violations.
+	g := newGateSink()
+	c = New(Options{Sinks: []Sink{g}, Probes: true, Queue: 1, CloseTimeout: 50 * time.Millisecond})
+	for i := 0; i < 10; i++ {
+		c.Add(probe)
+	}
+	s = c.Close()
+	close(g.open)
+	if s.Dropped != 0 || s.Total != 0 || s.Probes != 10 {
+		t.Errorf("flooded with probes: %+v", s)
+	}
+}

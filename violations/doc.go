@@ -42,6 +42,8 @@
 //	detail    string  what else decides the meaning: socket family, ioctl
 //	                  name, proxy protocol (HTTP, CONNECT, SOCKS5), …
 //	rule      string  the policy entry or default that decided
+//	probe     bool    true for a runtime's refused feature probe (only with
+//	                  Options.Probes; see below)
 //
 // For example:
 //
@@ -104,6 +106,17 @@
 // sides. Ignored records are not written, not counted in Total or Dropped,
 // only in Summary.Ignored. Ignoring silences the report, never the
 // enforcement: the operation was still refused.
+//
+// # Probes
+//
+// A record marked Probe is a call a language runtime makes on every
+// start to see whether a kernel feature is there (the list, with the
+// reason for each entry, is seccomp.Probes: Node's libuv calling
+// io_uring_setup). It was refused like any other, but it is no violation:
+// it is counted only in Summary.Probes — not in Total, ByKind, First or
+// Dropped, so it makes no summary line and no --fail-on-violation — and
+// it reaches the sinks only with Options.Probes (--violations-probes),
+// with "probe":true.
 //
 // # Formats
 //

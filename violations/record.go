@@ -55,6 +55,10 @@ type Record struct {
 	Syscall  string    `json:"syscall,omitempty"`  // the system call refused
 	Detail   string    `json:"detail,omitempty"`   // e.g. socket family, ioctl name, proxy protocol
 	Rule     string    `json:"rule,omitempty"`     // the policy entry or default that decided
+	// Probe marks a runtime's feature probe (seccomp.Probes): refused,
+	// but not a violation. The collector keeps it out of the summary and
+	// the sinks unless Options.Probes asks for it.
+	Probe bool `json:"probe,omitempty"`
 }
 
 // MarshalJSON writes r as one JSON object with the fields in schema order,
@@ -86,6 +90,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	b = appendField(b, "syscall", r.Syscall, false)
 	b = appendField(b, "detail", r.Detail, false)
 	b = appendField(b, "rule", r.Rule, false)
+	if r.Probe {
+		b = append(b, `,"probe":true`...)
+	}
 	return append(b, '}')
 }
 
@@ -212,6 +219,9 @@ func (r *Record) appendLine(b []byte) []byte {
 		b = append(b, " (rule: "...)
 		b = appendPhrase(b, r.Rule)
 		b = append(b, ')')
+	}
+	if r.Probe {
+		b = append(b, " (probe)"...)
 	}
 	if r.PID != 0 {
 		b = append(b, " pid "...)

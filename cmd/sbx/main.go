@@ -400,6 +400,8 @@ Violations:
   --violations-fd N          write them to descriptor N
   --violations-format F      json (default), text or github
   --quiet-violations         no summary on stderr
+  --violations-probes        also write runtimes' refused feature probes (io_uring_setup),
+                             marked "probe":true; they never count as violations
   --observe-files WHAT       also report refused file writes, reads or all
                              (writes|reads|all); costs a supervisor round
                              trip on every observed call (see README)

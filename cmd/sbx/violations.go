@@ -22,6 +22,7 @@ type violationFlags struct {
 	format string
 	fail   bool
 	quiet  bool
+	probes bool
 
 	created bool // open created the --violations file
 }
@@ -32,6 +33,7 @@ func (v *violationFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&v.format, "violations-format", "", "")
 	fs.BoolVar(&v.fail, "fail-on-violation", false, "")
 	fs.BoolVar(&v.quiet, "quiet-violations", false, "")
+	fs.BoolVar(&v.probes, "violations-probes", false, "")
 }
 
 // open validates the options and starts the collector. Nothing is created
@@ -77,6 +79,7 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 		Command: "sbx " + strings.Join(args, " "),
 		Ignore:  p.IgnoreViolations,
 		Sinks:   sinks,
+		Probes:  v.probes,
 	}), nil
 }
 

@@ -124,7 +124,6 @@ func TestViolationsSyscalls(t *testing.T) {
 	for _, c := range []struct{ probe, syscall, detail string }{
 		{"ptrace", "ptrace", "PTRACE_SEIZE"},
 		{"process_vm_readv", "process_vm_readv", ""},
-		{"io_uring_setup", "io_uring_setup", ""},
 		{"unshare", "unshare", "CLONE_NEWUSER"},
 		{"mount", "mount", "/nonexistent-sbx-probe"},
 		{"socket_packet", "socket", "AF_PACKET"},
@@ -144,6 +143,38 @@ func TestViolationsSyscalls(t *testing.T) {
 				t.Fatalf("record: %+v", g)
 			}
 		})
+	}
+}
+
+// TestProbesNotViolations: io_uring_setup, libuv's feature probe
+// (seccomp.Probes), is refused with EPERM whoever calls it — the attack
+// binary here — but it is no violation: no record, no summary, and
+// --fail-on-violation exits 0. --violations-probes writes it, marked,
+// and it still does not count.
+func TestProbesNotViolations(t *testing.T) {
+	vf := filepath.Join(t.TempDir(), "v.jsonl")
+	r := sbx(t, runOpts{}, "--violations", vf, "--fail-on-violation", "--", attackBin, "deny", "io_uring_setup")
+	wantCode(t, r, 0)
+	want(t, r, "deny io_uring_setup", "EPERM")
+	if n := len(readRecords(t, vf)); n != 0 || r.stderr != "" {
+		t.Fatalf("the probe was reported: %d records, %s", n, r)
+	}
+	// io_uring_enter is no probe: without a ring it has nothing to act
+	// on, and a program making it anyway is reported.
+	vf = filepath.Join(t.TempDir(), "v.jsonl")
+	r = sbx(t, runOpts{}, "--violations", vf, "--fail-on-violation", "--", attackBin, "deny", "io_uring_enter")
+	wantCode(t, r, ExitViolation)
+	want(t, r, "deny io_uring_enter", "EPERM")
+	if recs := readRecords(t, vf); len(recs) != 1 || recs[0].Syscall != "io_uring_enter" || recs[0].Probe {
+		t.Fatalf("want one io_uring_enter record, got %+v\n%s", recs, r)
+	}
+	vf = filepath.Join(t.TempDir(), "v.jsonl")
+	r = sbx(t, runOpts{}, "--violations", vf, "--violations-probes", "--fail-on-violation", "--", attackBin, "deny", "io_uring_setup")
+	wantCode(t, r, 0)
+	want(t, r, "deny io_uring_setup", "EPERM")
+	recs := readRecords(t, vf)
+	if len(recs) != 1 || !recs[0].Probe || recs[0].Syscall != "io_uring_setup" || recs[0].Kind != "syscall" || r.stderr != "" {
+		t.Fatalf("--violations-probes: want one marked record and no summary, got %+v\n%s", recs, r)
 	}
 }
 
