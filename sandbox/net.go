@@ -47,6 +47,15 @@ type NetPlan struct {
 	TLS *TLSPlan `json:"tlsTerminate,omitempty"`
 	// Parent names the upstream proxy, password hidden, for --dry-run.
 	Parent []string `json:"parentProxy,omitempty"`
+	// ProxyLoopback sends the loopback names (localhost, 127.0.0.1, ::1)
+	// to the proxy too: NO_PROXY leaves them out. Set when the command
+	// cannot use the sandbox's own loopback (no allowLocalBinding:
+	// Landlock lets it connect only to the proxy's ports), so that a
+	// loopback host allowed at any time — at start, by --control-fd, by
+	// an --ask-fd answer — is reached through the proxy, and one not
+	// allowed is refused there and recorded rather than failing in the
+	// dark.
+	ProxyLoopback bool `json:"proxyLoopback,omitempty"`
 
 	proxy netproxy.Config
 }
@@ -289,15 +298,19 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 	n.Proxy = true
 	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
 	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
+	n.ProxyLoopback = !p.Network.AllowLocalBinding
 	pl.Env = withProxyEnv(pl.Env, *n, p.Process.Self)
 	return nil
 }
 
 // withProxyEnv sets the variables that point clients at the proxy,
 // replacing whatever the caller had (the caller's proxies are not
-// reachable from the sandbox). NO_PROXY names the sandbox's own loopback
-// unless an allow entry names a loopback host: then "localhost" means
-// the host's, reached through the proxy.
+// reachable from the sandbox). NO_PROXY is empty with ProxyLoopback:
+// every name, loopback ones included, goes to the proxy, which decides
+// with the lists of the moment. Otherwise (allowLocalBinding; macOS,
+// where the command shares the host's loopback) it names the loopback
+// the command reaches directly, except a loopback host an allow entry
+// names at start: then "localhost" means the host's, through the proxy.
 func withProxyEnv(env []string, n NetPlan, self string) []string {
 	httpURL := fmt.Sprintf("http://127.0.0.1:%d", n.HTTPPort)
 	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", n.SOCKSPort)
@@ -309,7 +322,7 @@ func withProxyEnv(env []string, n NetPlan, self string) []string {
 		}
 	}
 	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-		if !loopback[h] {
+		if !loopback[h] && !n.ProxyLoopback {
 			noProxy = append(noProxy, h)
 		}
 	}

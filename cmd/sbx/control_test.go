@@ -88,3 +88,90 @@ func TestControlFD(t *testing.T) {
 	}
 	wantRefused(t, []string{"--control-fd", "2"}, []string{"--control-fd", "99"}, []string{"--control-fd", "9", "--net", "host"})
 }
+
+// TestControlFDLoopbackLiteral: a loopback IP literal allowed by a
+// --control-fd line mid-run is reachable for a client that honours the
+// proxy variables (plain curl, no --noproxy): NO_PROXY does not send the
+// loopback names around the proxy when the command cannot use its own
+// loopback anyway. Before the line the same request is refused by the
+// proxy, and recorded.
+func TestControlFDLoopbackLiteral(t *testing.T) {
+	curl := needTool(t, "curl")
+	s, c := httpServer(t, false)
+	hp := hostPort(t, s.URL)
+	if !strings.HasPrefix(hp, "127.0.0.1:") {
+		t.Fatalf("the test server is not on 127.0.0.1: %s", hp)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	vf := t.TempDir() + "/v.jsonl"
+	script := fmt.Sprintf(`echo "first:$(%[1]s -s -o /dev/null -w '%%{http_code}' %[2]s/a)"
+		read line < /dev/stdin
+		echo "second:$(%[1]s -s -o /dev/null -w '%%{http_code}' %[2]s/b)"`, curl, s.URL)
+	cmd := exec.CommandContext(ctx, sbxBin, "--control-fd", "7", "--violations", vf, "--", "/bin/sh", "-c", script)
+	cmd.Env = hermeticEnv()
+	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	out := bufio.NewScanner(stdout)
+	next := func() string {
+		if !out.Scan() {
+			t.Fatalf("the command ended early; stderr: %s", stderr.String())
+		}
+		return out.Text()
+	}
+	if l := next(); l != "first:403" {
+		t.Fatalf("before the update: want the proxy's 403, got %q (%s)", l, stderr.String())
+	}
+	fmt.Fprintf(pw, `{"network": {"allowedDomains": ["%s"]}}`+"\n", hp)
+	time.Sleep(200 * time.Millisecond)
+	fmt.Fprintln(stdin)
+	if l := next(); l != "second:200" {
+		t.Fatalf("after allowing %s: %q (%s)", hp, l, stderr.String())
+	}
+	stdin.Close()
+	pw.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sbx: %v; stderr %s", err, stderr.String())
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
+	}
+	recs := readRecords(t, vf)
+	if len(recs) != 1 || recs[0].Kind != "network" || recs[0].Host != "127.0.0.1" {
+		t.Fatalf("want one network record for the first request, got %+v", recs)
+	}
+}
+
+// TestNoProxyOwnLoopback: NO_PROXY is empty when the command cannot use
+// the sandbox's own loopback, and names it with --allow-local-binding,
+// where a server the command starts inside is reachable directly (the
+// allowed path).
+func TestNoProxyOwnLoopback(t *testing.T) {
+	curl := needTool(t, "curl")
+	py := needTool(t, "python3")
+	r := sh(t, runOpts{}, `echo "[$NO_PROXY][$no_proxy]"`, "--allow-domain", "allowed.example")
+	if r.code != 0 || r.stdout != "[][]\n" {
+		t.Fatalf("without --allow-local-binding: want an empty NO_PROXY: %s", r)
+	}
+	script := fmt.Sprintf(`echo "[$NO_PROXY]"
+		%[1]s -c 'import http.server as h; h.HTTPServer(("127.0.0.1", 8765), h.SimpleHTTPRequestHandler).handle_request()' &
+		%[2]s -s -o /dev/null -w '%%{http_code}\n' --retry 20 --retry-delay 0 --retry-connrefused http://127.0.0.1:8765/
+		wait`, py, curl)
+	r = sh(t, runOpts{}, script, "--allow-domain", "allowed.example", "--allow-local-binding")
+	if r.code != 0 || r.stdout != "[localhost,127.0.0.1,::1]\n200\n" {
+		t.Fatalf("--allow-local-binding: want NO_PROXY naming the own loopback and the inside server reached: %s", r)
+	}
+}
