@@ -31,11 +31,27 @@ type fileObserver struct {
 	reads, writes bool
 	// ops are the mount plan's ops, in plan order.
 	ops []ns.Op
-	fi  *seccomp.FileInspector
+	// noPty: the view has no /dev/ptmx and no /dev/pts (no allowPty).
+	noPty bool
+	fi    *seccomp.FileInspector
 }
 
 // setOps takes the complete mount plan (before any notification).
-func (o *fileObserver) setOps(mp ns.MountPlan) { o.ops = mp.Ops }
+func (o *fileObserver) setOps(mp ns.MountPlan) {
+	o.ops = mp.Ops
+	o.noPty = !mp.Pty && !mp.HostFS
+}
+
+// isPty reports whether n names the pseudo-terminal multiplexer or a
+// terminal of devpts.
+func isPty(n seccomp.FileName) bool {
+	for _, p := range []string{n.Abs, n.Resolved} {
+		if p == "/dev/ptmx" || strings.HasPrefix(p, "/dev/pts/") {
+			return true
+		}
+	}
+	return false
+}
 
 // cover is the op deciding path p: the deepest op at p or above it (of
 // several at that path, the last, which the mount view applies last).
@@ -75,6 +91,21 @@ func (o *fileObserver) record(r *seccomp.Request, fc *seccomp.FileCall) (violati
 		}
 	}
 	for _, n := range fc.Names {
+		if o.noPty && isOpen && isPty(n) {
+			// Absent from the view (ENOENT): sbx's refusal, recorded in
+			// either mode, since the cause is never a file the user
+			// could make writable.
+			kind := violations.KindFileWrite
+			if n.Effect == seccomp.EffectRead {
+				kind = violations.KindFileRead
+			}
+			return violations.Record{
+				Kind: kind, Source: violations.SourceObserver,
+				PID: r.PID, Syscall: fc.Syscall, Path: n.Path,
+				Detail: n.Effect.String() + ": no pseudo-terminals (" + openFlags(fc.Flags) + ")",
+				Rule:   violations.RuleAllowPty,
+			}, true
+		}
 		if (n.Effect == seccomp.EffectRead && !o.reads) || (n.Effect != seccomp.EffectRead && !o.writes) {
 			continue
 		}

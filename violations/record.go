@@ -25,6 +25,10 @@ const (
 	SourceObserver = "observer"
 )
 
+// RuleAllowPty is the rule of a refused open of /dev/ptmx or /dev/pts/*:
+// the sandbox has no pseudo-terminals without allowPty (--allow-pty).
+const RuleAllowPty = "allowPty"
+
 // ActionDeny is the only action sbx reports today; Add fills it in when a
 // source leaves Action empty.
 const ActionDeny = "deny"
