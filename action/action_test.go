@@ -1250,3 +1250,65 @@ func TestRunTempFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestRunNode24Fixture: the action runs the Node 24 fixture of the
+// runtime matrix (npm test with node:test) clean — exit 0, no
+// annotations, zero violations — although Node 24 probes io_uring_setup
+// on every start (refused, and not a violation: seccomp.Probes).
+func TestRunNode24Fixture(t *testing.T) {
+	node := ""
+	for _, p := range []string{os.Getenv("SBX_TEST_NODE"), "/opt/sbx-test/node24/bin/node"} {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			node = p
+			break
+		}
+	}
+	if node == "" {
+		t.Skip("no Node 24 (scripts/setup.sh installs one at /opt/sbx-test/node24)")
+	}
+	if out, _ := exec.Command(node, "--version").Output(); !strings.HasPrefix(string(out), "v24.") {
+		t.Skipf("%s is %s, not Node 24", node, strings.TrimSpace(string(out)))
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm not installed")
+	}
+	g := installSbx(t)
+	ws := t.TempDir()
+	src := filepath.Join("..", "cmd", "sbx", "testdata", "runtimes", "node")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(ws, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(ws, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A HOME of the step's own, as on a fresh runner (the caller's
+	// ~/.npmrc is a masked credentials file).
+	env := append(g.env(map[string]string{
+		"INPUT_COMMAND": "npm test",
+		"INPUT_ARGS":    "--preset node --observe-files writes",
+	}, filepath.Dir(node)), "HOME="+t.TempDir())
+	r := g.runEnv("run.sh", ws, env, true)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "pass 2") {
+		t.Errorf("the fixture's tests did not run:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "::warning") || strings.Contains(r.stdout, "::error") {
+		t.Errorf("annotations on a clean Node 24 run:\n%s", r.stdout)
+	}
+	if o := outputs(t, g); o["exit-code"] != "0" || o["violations"] != "0" {
+		t.Errorf("outputs %v", o)
+	}
+}
