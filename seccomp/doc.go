@@ -46,6 +46,11 @@
 // Refused calls fail with EPERM (clone3: ENOSYS) so programs see an
 // ordinary error; only the foreign-architecture case kills.
 //
+// Some refused calls are feature probes that runtimes make on every
+// start and handle by doing without (Probes: Node's libuv calling
+// io_uring_setup). They are refused like the rest; the supervisor marks
+// their records so the report leaves them out.
+//
 // # Notify: denials reported to the supervisor
 //
 // With Config.Notify every EPERM rule becomes SECCOMP_RET_USER_NOTIF (the
