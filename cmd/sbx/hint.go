@@ -61,6 +61,7 @@ var causeOrder = []string{"network", "pty", violations.KindFileWrite, violations
 func causes(p *policy.Policy, sum violations.Summary) []string {
 	type group struct {
 		n    int      // records of this cause (from the counts)
+		kept int      // of them, in sum.First
 		seen []string // distinct descriptions, in order
 	}
 	groups := map[string]*group{}
@@ -70,16 +71,15 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 			g = &group{}
 			groups[cause] = g
 		}
+		g.kept++
 		if !slices.Contains(g.seen, what) {
 			g.seen = append(g.seen, what)
 		}
 	}
-	ptys := 0
 	for _, r := range sum.First {
 		switch {
 		case r.Rule == violations.RuleAllowPty:
-			ptys++
-			add("pty", "no pseudo-terminal (--allow-pty)")
+			add("pty", "/dev/ptmx")
 		case r.Kind == violations.KindNetwork:
 			add("network", hostCause(r))
 		case r.Kind == violations.KindFileWrite:
@@ -99,7 +99,7 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 	for cause, g := range groups {
 		switch cause {
 		case "pty":
-			g.n = ptys
+			g.n = g.kept
 		default:
 			g.n = sum.ByKind[cause]
 			if cause == violations.KindFileWrite || cause == violations.KindFileRead {
@@ -124,11 +124,13 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 			out = append(out, "finding no pseudo-terminal: /dev/ptmx is absent unless --allow-pty")
 			continue
 		}
-		n := max(g.n, len(g.seen))
+		n := max(g.n, g.kept)
 		noun := nouns[cause]
 		phrase := fmt.Sprintf("%d %s: %s", n, plural(n, noun[0], noun[1]), strings.Join(g.seen, ", "))
-		if n > len(g.seen) && cause != "network" {
-			phrase += fmt.Sprintf(" and %d more (see --violations)", n-len(g.seen))
+		if n > g.kept {
+			// Records past the ones the summary kept: their details
+			// are in the --violations output only.
+			phrase += fmt.Sprintf(" and %d more (see --violations)", n-g.kept)
 		}
 		out = append(out, phrase)
 	}

@@ -71,6 +71,10 @@ func TestHintTable(t *testing.T) {
 			[]string{"1 refused system call: unshare CLONE_NEWUSER (never allowed in the sandbox)"}, []string{"read-only"}},
 		{"host, pty and write together", base("writes"), 2, sum(write("/etc/x"), pty, net("a.example", 443, "default-deny")),
 			[]string{"after 1 refused host: a.example:443", "; finding no pseudo-terminal", "; 1 refused write: /etc/x"}, nil},
+		{"the same write twice", base("writes"), 1, sum(write("/etc/x"), write("/etc/x")),
+			[]string{"after 2 refused writes: /etc/x (--allow-write /etc)"}, []string{"more"}},
+		{"hosts beyond the kept ones", base(""), 1, violations.Summary{Total: 4, ByKind: map[string]int{"network": 4}, First: []violations.Record{net("a.example", 443, "default-deny")}},
+			[]string{"4 refused hosts: a.example:443 (--allow-domain a.example) and 3 more (see --violations)"}, nil},
 		{"only dropped", base(""), 1, violations.Summary{Dropped: 3, ByKind: map[string]int{}}, nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
