@@ -165,9 +165,11 @@ type merged struct {
 	domainsOnly, readOnly                                     bool
 
 	// carve and carveW are the managed denyRead and denyWrite entries,
-	// resolved (on the first resolve), which no other source re-opens.
-	carve, carveW []string
-	carved        bool
+	// resolved (on the first resolve), which no other source re-opens;
+	// carveOpen the managed allowRead entries, which re-open parts of
+	// a managed denyRead (grants there are kept).
+	carve, carveW, carveOpen []string
+	carved                   bool
 	// src maps list → entry → where it came from.
 	src   map[string]map[string][]string
 	notes *[]string
@@ -359,7 +361,12 @@ func (m *merged) add(list, entry, from string) {
 func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool) ([]string, error) {
 	if !m.carved {
 		m.carved = true
-		var mr, mw []pathEntry
+		var mr, mw, ma []pathEntry
+		for _, e := range m.allowRead {
+			if e.managed {
+				ma = append(ma, e)
+			}
+		}
 		for _, e := range m.denyRead {
 			if e.managed {
 				mr = append(mr, e)
@@ -377,6 +384,9 @@ func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool)
 			return nil, err
 		}
 		if m.carveW, err = cr.all("denyWrite", mw, false); err != nil {
+			return nil, err
+		}
+		if m.carveOpen, err = cr.all("allowRead", ma, false); err != nil {
 			return nil, err
 		}
 	}
@@ -398,13 +408,29 @@ func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool)
 	return dedupe(out), nil
 }
 
-// reopens reports whether a grant of path in list would undo a managed deny.
+// reopens reports whether a grant of path in list would undo a managed
+// deny: path lies in a managed denyRead (and not in a managed allowRead
+// nested inside it), or, for a write grant, in a managed denyWrite.
 func (m *merged) reopens(list, path string) bool {
 	switch list {
-	case "allowRead":
-		return WithinAny(path, m.carve)
-	case "allowWrite", "discardWrites":
-		return WithinAny(path, m.carve) || WithinAny(path, m.carveW)
+	case "allowRead", "allowWrite", "discardWrites":
+	default:
+		return false
+	}
+	if (list == "allowWrite" || list == "discardWrites") && WithinAny(path, m.carveW) {
+		return true
+	}
+	for _, d := range m.carve {
+		if !Within(path, d) {
+			continue
+		}
+		opened := false
+		for _, a := range m.carveOpen {
+			opened = opened || (a != d && Within(a, d) && Within(path, a))
+		}
+		if !opened {
+			return true
+		}
 	}
 	return false
 }

@@ -210,6 +210,25 @@ func TestManagedWins(t *testing.T) {
 			t.Errorf("deny %v notes %q", p.Filesystem.DenyRead, p.Notes)
 		}
 	})
+	t.Run("grants inside a managed allowRead carve-out stay", func(t *testing.T) {
+		in := input(t)
+		os.MkdirAll(filepath.Join(in.Home, "proj", "out"), 0o755)
+		f := filepath.Join(t.TempDir(), "managed.json")
+		mustWrite(t, f, `{"sandbox": {"filesystem": {"denyRead": ["~"], "allowRead": ["~/proj"]}}}`)
+		in.ManagedSettings = f
+		in.AllowWrite = []string{filepath.Join(in.Home, "proj", "out")}
+		p, err := Build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(p.Filesystem.AllowWrite, filepath.Join(in.Home, "proj", "out")) {
+			t.Errorf("a grant inside the managed carve-out was dropped: %v %q", p.Filesystem.AllowWrite, p.Notes)
+		}
+		in.AllowWrite = []string{in.Home}
+		if p, err = Build(in); err != nil || slices.Contains(p.Filesystem.AllowWrite, in.Home) {
+			t.Errorf("a grant of the managed deny itself was kept: %v %v", err, p.Filesystem.AllowWrite)
+		}
+	})
 	t.Run("a preset inside a managed deny", func(t *testing.T) {
 		in := managedInput(t, `{"sandbox": {"filesystem": {"denyRead": ["~/.cache"]}}}`)
 		in.Presets = []string{"go"}
