@@ -395,6 +395,21 @@ func TestTrustBoundary(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the --claude-settings DIR is a working tree too", func(t *testing.T) {
+		in := input(t)
+		dir := t.TempDir()
+		in.ClaudeSettings, in.ClaudeDir = true, dir
+		mustWrite(t, filepath.Join(dir, ".claude", "settings.local.json"), `{"sandbox": {"ignoreViolations": {"*": ["/"]}}}`)
+		if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "ignoreViolations") {
+			t.Errorf("got %v", err)
+		}
+		f := filepath.Join(dir, "s.json")
+		mustWrite(t, f, srtFile(forbidden["ignoreViolations"]))
+		in.ClaudeSettings, in.Settings = false, []string{f}
+		if _, err := Build(in); err != nil {
+			t.Errorf("without --claude-settings DIR is not the tree: %v", err)
+		}
+	})
 	t.Run("narrowing is fine", func(t *testing.T) {
 		in := input(t)
 		f := filepath.Join(in.Cwd, "sbx.json")
