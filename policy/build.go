@@ -27,6 +27,10 @@ type Input struct {
 	// for the project in ClaudeDir (see ClaudeScopes).
 	ClaudeSettings bool
 	ClaudeDir      string
+	// TrustProjectSettings is --trust-project-settings: settings files
+	// in the working tree may configure credentials and weaker modes
+	// (see trust.go).
+	TrustProjectSettings bool
 
 	// Reads is --reads: "" or "all" (everything not denied), or
 	// "declared" (denyRead "/" with allowRead carve-outs and a minimal
@@ -85,170 +89,22 @@ func Build(in Input) (*Policy, error) {
 	if home == "" || !filepath.IsAbs(home) {
 		home = in.PasswdHome
 	}
-	ctx := readCtx{cwd: in.Cwd, home: home}
-	// Files first, then the managed layer, so that its scalars win as
-	// in Claude Code (arrays merge in any order), then the flags.
-	var layers []*layer
-	var scopeNotes []string
-	files := append([]string(nil), in.Settings...)
-	managedFiles, err := managedScope(in.ManagedSettings, in.ClaudeSettings)
+	layers, layerNotes, err := readLayers(in, home)
 	if err != nil {
 		return nil, err
 	}
-	if in.ClaudeSettings {
-		ctx.claude = true
-		scopes, notes, err := ClaudeScopes(in.ClaudeDir, home, in.Environ)
-		if err != nil {
-			return nil, err
-		}
-		scopeNotes = notes
-		files = append(scopes, files...)
-	}
-	for _, f := range files {
-		l, err := readLayer(f, false, ctx)
-		if err != nil {
-			return nil, err
-		}
-		layers = append(layers, l)
-	}
-	for _, f := range managedFiles {
-		l, err := readLayer(f, true, ctx)
-		if err != nil {
-			return nil, err
-		}
-		layers = append(layers, l)
-	}
-	// Flags are the last layer.
-	flags := &layer{file: "command line"}
-	flags.allowRead = entries(in.AllowRead)
-	flags.denyRead = entries(in.DenyRead)
-	flags.allowWrite = entries(in.AllowWrite)
-	flags.denyWrite = entries(in.DenyWrite)
-	flags.discardWrites = entries(in.DiscardWrites)
-	flags.allowedDomains = in.AllowDomains
-	flags.deniedDomains = in.DenyDomains
-	flags.allowUnixSockets = in.AllowUnixSockets
-	setTrue := func(b bool) *bool {
-		if b {
-			return &b
-		}
-		return nil
-	}
-	flags.allowGitConfig = setTrue(in.AllowGitConfig)
-	flags.allowPty = setTrue(in.AllowPty)
-	flags.weakerNested = setTrue(in.WeakerNested)
-	flags.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
-	flags.allowLocalBinding = setTrue(in.AllowLocalBinding)
-	flags.presets = in.Presets
-	layers = append(layers, flags)
-
-	p := &Policy{Notes: scopeNotes}
+	p := &Policy{Notes: layerNotes}
 	p.Filesystem.SearchDepth = DefaultSearchDepth
-	var allowRead, denyRead, allowWrite, denyWrite, discardWrites []pathEntry
-	var presets []string
 	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
-	var creds *Credentials
-	var tlsSet *tlsSetting
-	tlsFrom := "command line"
-	var sandboxEnabled *bool
-	var enabledFrom string
-	managedDomainsOnly, managedReadOnly := false, false
-	for _, l := range layers {
-		managedDomainsOnly = managedDomainsOnly || l.managedDomainsOnly
-		managedReadOnly = managedReadOnly || l.managedReadOnly
+	m, err := mergeLayers(layers, p, r)
+	if err != nil {
+		return nil, err
 	}
-	for _, l := range layers {
-		p.Notes = append(p.Notes, l.notes...)
-		if !managedReadOnly || l.managed {
-			allowRead = append(allowRead, l.allowRead...)
-		}
-		denyRead = append(denyRead, l.denyRead...)
-		allowWrite = append(allowWrite, l.allowWrite...)
-		denyWrite = append(denyWrite, l.denyWrite...)
-		discardWrites = append(discardWrites, l.discardWrites...)
-		if !managedDomainsOnly || l.managed {
-			p.Network.AllowedDomains = append(p.Network.AllowedDomains, l.allowedDomains...)
-		}
-		p.Network.DeniedDomains = append(p.Network.DeniedDomains, l.deniedDomains...)
-		p.Network.DeniedResolvedAddresses = append(p.Network.DeniedResolvedAddresses, l.deniedResolved...)
-		p.Network.AllowUnixSockets = append(p.Network.AllowUnixSockets, l.allowUnixSockets...)
-		p.Network.AllowMachLookup = append(p.Network.AllowMachLookup, l.allowMachLookup...)
-		for k, v := range l.deniedReasons {
-			if p.Network.DeniedDomainReasons == nil {
-				p.Network.DeniedDomainReasons = map[string]string{}
-			}
-			p.Network.DeniedDomainReasons[k] = v
-		}
-		for k, v := range l.ignoreViolations {
-			if p.IgnoreViolations == nil {
-				p.IgnoreViolations = map[string][]string{}
-			}
-			p.IgnoreViolations[k] = append(p.IgnoreViolations[k], v...)
-		}
-		if l.commands != nil {
-			p.Commands = l.commands
-		}
-		presets = append(presets, l.presets...)
-		if l.mitmProxy != nil {
-			m := *l.mitmProxy
-			if m.SocketPath, err = r.abs(m.SocketPath); err != nil {
-				return nil, fmt.Errorf("network.mitmProxy.socketPath: %w", err)
-			}
-			if st, serr := os.Stat(m.SocketPath); serr != nil || st.Mode()&os.ModeSocket == 0 {
-				return nil, fmt.Errorf("settings %s: key \"network.mitmProxy.socketPath\": %s is not a Unix socket; start the proxy first or fix the path", l.file, m.SocketPath)
-			}
-			p.Network.MITMProxy = &m
-		}
-		if l.parentProxy != nil {
-			p.Network.ParentProxy = l.parentProxy // a scalar: the last file that sets it
-		}
-		if c := l.credentials; c != nil {
-			if creds == nil {
-				creds = &Credentials{}
-			}
-			creds.EnvVars = append(creds.EnvVars, c.EnvVars...)
-			creds.Files = append(creds.Files, c.Files...)
-			creds.AllowPlaintextInject = creds.AllowPlaintextInject || c.AllowPlaintextInject
-			creds.AWSPairs = append(creds.AWSPairs, c.AWSPairs...)
-			creds.SigV4 = c.SigV4 // a scalar object: the last file's
-		}
-		if l.tlsTerminate != nil {
-			tlsFrom = l.file
-			t := *l.tlsTerminate
-			if tlsSet == nil {
-				tlsSet = &t
-			} else {
-				// Arrays merge, later scalars win.
-				merged := *tlsSet
-				if t.CACertPath != "" {
-					merged.CACertPath, merged.CAKeyPath = t.CACertPath, t.CAKeyPath
-				}
-				merged.ExcludeDomains = append(merged.ExcludeDomains, t.ExcludeDomains...)
-				merged.ExtraCACertPaths = append(merged.ExtraCACertPaths, t.ExtraCACertPaths...)
-				tlsSet = &merged
-			}
-		}
-		if l.sandboxEnabled != nil {
-			sandboxEnabled, enabledFrom = l.sandboxEnabled, l.file
-		}
-		scalar(&p.Filesystem.AllowGitConfig, l.allowGitConfig)
-		scalar(&p.Filesystem.Disabled, l.fsDisabled)
-		scalar(&p.Network.StrictAllowlist, l.strictAllowlist)
-		scalar(&p.Network.AllowAllUnixSockets, l.allowAllUnixSockets)
-		scalar(&p.Network.AllowLocalBinding, l.allowLocalBinding)
-		scalar(&p.AllowPty, l.allowPty)
-		scalar(&p.WeakerNested, l.weakerNested)
-		scalar(&p.EnableWeakerNetworkIsolation, l.weakerNetIso)
-		scalar(&p.AllowAppleEvents, l.appleEvents)
-		if l.searchDepth != nil {
-			p.Filesystem.SearchDepth = *l.searchDepth
-		}
-	}
-	if managedDomainsOnly {
-		p.Notes = append(p.Notes, "allowManagedDomainsOnly: only the managed settings' allowedDomains are honoured")
-	}
-	if managedReadOnly {
-		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
+	allowRead, denyRead, allowWrite, denyWrite, discardWrites := m.allowRead, m.denyRead, m.allowWrite, m.denyWrite, m.discardWrites
+	presets, creds, tlsSet, tlsFrom := m.presets, m.creds, m.tls, m.tlsFrom
+	sandboxEnabled, enabledFrom := m.sandboxEnabled, m.enabledFrom
+	if m.domainsOnly && in.AskFD > 0 {
+		p.Notes = append(p.Notes, "allowManagedDomainsOnly: --ask-fd is never consulted")
 	}
 
 	if in.ClaudeSettings && sandboxEnabled != nil && !*sandboxEnabled {
@@ -297,7 +153,7 @@ func Build(in Input) (*Policy, error) {
 			}
 			creds.Files[i].Path = abs
 			if f.Mode == "deny" {
-				denyRead = append(denyRead, pathEntry{path: abs, literal: true})
+				denyRead = append(denyRead, pathEntry{path: abs, literal: true, from: "credentials.files"})
 			}
 		}
 		p.Credentials = creds
@@ -316,35 +172,28 @@ func Build(in Input) (*Policy, error) {
 	switch in.Reads {
 	case "", "all":
 	case "declared":
-		denyRead = append(denyRead, pathEntry{path: "/", literal: true})
+		denyRead = append(denyRead, pathEntry{path: "/", literal: true, from: "--reads declared"})
 		declared = declaredRuntime(in.Argv, env, in.Cwd)
 	default:
 		return nil, fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
 	}
-	for _, name := range dedupe(in.AllowRegistry) {
-		doms, err := RegistryDomains(name)
-		if err != nil {
-			return nil, fmt.Errorf("--allow-registry: %w", err)
-		}
-		p.Network.AllowedDomains = append(p.Network.AllowedDomains, doms...)
-		p.Notes = append(p.Notes, fmt.Sprintf("--allow-registry %s: allowedDomains += %s", name, strings.Join(doms, ", ")))
-	}
-	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
+	if p.Filesystem.AllowRead, err = m.resolve(r, "allowRead", allowRead, false); err != nil {
 		return nil, err
 	}
 	r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
-	if p.Filesystem.AllowWrite, err = r.all("allowWrite", allowWrite, true); err != nil {
+	if p.Filesystem.AllowWrite, err = m.resolve(r, "allowWrite", allowWrite, true); err != nil {
 		return nil, err
 	}
-	if p.Filesystem.DiscardWrites, err = r.all("discardWrites", discardWrites, true); err != nil {
+	if p.Filesystem.DiscardWrites, err = m.resolve(r, "discardWrites", discardWrites, true); err != nil {
 		return nil, err
 	}
 	switch in.UndeclaredWrites {
 	case "", "refuse":
 	case "discard":
 		for _, d := range UndeclaredRegions(home, in.Cwd) {
-			if !WithinAny(d, p.Filesystem.AllowWrite) && !WithinAny(d, p.Filesystem.DiscardWrites) {
+			if !WithinAny(d, p.Filesystem.AllowWrite) && !WithinAny(d, p.Filesystem.DiscardWrites) && !m.reopens("discardWrites", d) {
 				p.Filesystem.DiscardWrites = append(p.Filesystem.DiscardWrites, d)
+				m.add("discardWrites", d, "--undeclared-writes discard")
 			}
 		}
 		// A region inside another one is covered by it.
@@ -398,10 +247,10 @@ func Build(in Input) (*Policy, error) {
 		}
 	}
 	r.protected = nil
-	if p.Filesystem.DenyWrite, err = r.all("denyWrite", denyWrite, false); err != nil {
+	if p.Filesystem.DenyWrite, err = m.resolve(r, "denyWrite", denyWrite, false); err != nil {
 		return nil, err
 	}
-	userDeny, err := r.all("denyRead", denyRead, false)
+	userDeny, err := m.resolve(r, "denyRead", denyRead, false)
 	if err != nil {
 		return nil, err
 	}
@@ -438,6 +287,7 @@ func Build(in Input) (*Policy, error) {
 				continue
 			}
 			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, g)
+			m.add("allowRead", g, "--reads declared")
 		}
 		p.Filesystem.AllowRead = dedupe(p.Filesystem.AllowRead)
 	}
@@ -523,7 +373,7 @@ func Build(in Input) (*Policy, error) {
 			p.Notes = append(p.Notes, "network.tlsTerminate: no effect, the command has no network (allow a domain to use it)")
 		}
 	}
-	socks, err := r.all("allowUnixSockets", entries(p.Network.AllowUnixSockets), false)
+	socks, err := m.resolve(r, "allowUnixSockets", m.named("allowUnixSockets", p.Network.AllowUnixSockets), false)
 	if err != nil {
 		return nil, err
 	}
@@ -567,6 +417,7 @@ func Build(in Input) (*Policy, error) {
 		}
 	}
 	p.Process.Removed = removed
+	p.Sources = m.sources(p)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
@@ -581,12 +432,6 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
-}
-
-func scalar(dst *bool, v *bool) {
-	if v != nil {
-		*dst = *v
-	}
 }
 
 func entries(ss []string) []pathEntry {

@@ -3,18 +3,37 @@
 // (ns, landlock, seccomp, netproxy, darwin); each of them translates a
 // Policy into its own mechanism.
 //
-// A Policy is built from, in order:
+// A Policy is built from layers, lowest precedence first:
 //
 //  1. built-in defaults (credential paths denied for reading, the protected
 //     names that stay read-only inside writable places, credential
 //     environment variables removed);
-//  2. settings files, each given with --settings (repeatable). Both shapes
+//  2. settings files: with --claude-settings, Claude Code's user, project
+//     and local scopes, then each --settings file in order. Both shapes
 //     are accepted: sandbox-runtime's (srt) top-level
-//     {"network": …, "filesystem": …} and Claude Code's {"sandbox": {…}}.
-//     Arrays merge across files, later scalars win. An optional managed
-//     layer (--managed-settings) is read first; its allowManaged…Only keys
-//     make its own allow lists the only ones honoured;
-//  3. command-line flags, which append to arrays and override scalars.
+//     {"network": …, "filesystem": …} and Claude Code's {"sandbox": {…}}
+//     (whose "permissions" rules add to the filesystem lists);
+//  3. layers derived from flags: --allow-registry's domains, presets;
+//  4. command-line flags;
+//  5. the managed layer (--managed-settings, or /etc/claude-code with
+//     --claude-settings).
+//
+// Scalars: the last layer that sets one wins, so the managed layer's
+// beats every flag. Lists: every list is the union of every layer's, and
+// nothing replaces one (merge.go). The managed layer cannot be undone: a
+// non-managed grant equal to or inside a managed denyRead or denyWrite is
+// dropped with a note; a non-managed filesystem.disabled is ignored when
+// the managed layer sets filesystem rules; its allowManaged…Only keys make
+// its allow lists the only ones; and the live sources (--control-fd
+// lines, --ask-fd answers), which change only network lists, never remove
+// a managed deny nor, under allowManagedDomainsOnly, add a host
+// (ManagedNetwork).
+//
+// Trust (trust.go): a file in the working tree is the repository's and
+// may not configure secret flow or weaken enforcement unless the user
+// trusts it (Input.TrustProjectSettings, or trustedProjectDirs in a file
+// outside the tree). --claude-settings DIR anchors the scopes' relative
+// paths at DIR.
 //
 // Every settings key is either honoured, refused with an error naming the
 // key and the file, or (for srt's helper-binary paths, which sbx has no use

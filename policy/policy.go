@@ -43,6 +43,43 @@ type Policy struct {
 
 	// Notes are human-readable remarks about accepted-but-ignored keys.
 	Notes []string `json:"notes,omitempty"`
+
+	// Sources say where each list entry came from (--dry-run).
+	Sources []Source `json:"sources,omitempty"`
+}
+
+// Source is where one entry of one list came from: a settings file and
+// key, a flag ("--allow-write"), a preset ("preset go") or "built-in".
+type Source struct {
+	List  string `json:"list"`
+	Entry string `json:"entry"`
+	From  string `json:"from"`
+}
+
+// ManagedNetwork is what the managed layer says about the network, which
+// the live sources (--control-fd lines, --ask-fd answers) can never
+// undo: its denies stay, and with DomainsOnly its allow list is the only
+// one.
+type ManagedNetwork struct {
+	AllowedDomains          []string `json:"allowedDomains,omitempty"`
+	DeniedDomains           []string `json:"deniedDomains,omitempty"`
+	DeniedResolvedAddresses []string `json:"deniedResolvedAddresses,omitempty"`
+	DomainsOnly             bool     `json:"allowManagedDomainsOnly,omitempty"`
+}
+
+// Apply is u, one --control-fd line's lists, with the managed lists kept
+// in force: the managed denies are added, and with DomainsOnly the
+// managed allow list replaces the line's. m may be nil.
+func (m *ManagedNetwork) Apply(u NetworkUpdate) NetworkUpdate {
+	if m == nil {
+		return u
+	}
+	u.DeniedDomains = dedupe(append(append([]string(nil), u.DeniedDomains...), m.DeniedDomains...))
+	u.DeniedResolvedAddresses = dedupe(append(append([]string(nil), u.DeniedResolvedAddresses...), m.DeniedResolvedAddresses...))
+	if m.DomainsOnly {
+		u.AllowedDomains = append([]string(nil), m.AllowedDomains...)
+	}
+	return u
 }
 
 // Filesystem is the file access part of a Policy.
@@ -101,6 +138,9 @@ type Network struct {
 	// MITMProxy is network.mitmProxy: its domains go to an upstream
 	// proxy on a Unix socket.
 	MITMProxy *MITMProxy `json:"mitmProxy,omitempty"`
+	// Managed is the managed layer's network lists, kept in force by the
+	// live sources; nil without a managed layer.
+	Managed *ManagedNetwork `json:"managed,omitempty"`
 }
 
 // MITMProxy is srt's network.mitmProxy; SocketPath is absolute.

@@ -23,17 +23,7 @@ const ManagedDir = "/etc/claude-code"
 // file in a home the caller cannot search (HOME=/root for another user),
 // with a note.
 func ClaudeScopes(dir, home string, environ []string) (files, notes []string, err error) {
-	userDir := ""
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok && filepath.IsAbs(v) {
-			userDir = v
-		}
-	}
-	if userDir == "" && home != "" {
-		userDir = filepath.Join(home, ".claude")
-	}
-	if userDir != "" {
-		user := filepath.Join(userDir, "settings.json")
+	if user := claudeUserScope(home, environ); user != "" {
 		got, err := existing([]string{user})
 		if err != nil && errors.Is(err, fs.ErrPermission) {
 			notes = append(notes, fmt.Sprintf("Claude Code user settings %s skipped: %v", user, err))
@@ -49,6 +39,24 @@ func ClaudeScopes(dir, home string, environ []string) (files, notes []string, er
 		return nil, nil, err
 	}
 	return append(files, got...), notes, nil
+}
+
+// claudeUserScope is the path of Claude Code's user settings file
+// ($CLAUDE_CONFIG_DIR or ~/.claude, settings.json), or "".
+func claudeUserScope(home string, environ []string) string {
+	userDir := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok && filepath.IsAbs(v) {
+			userDir = v
+		}
+	}
+	if userDir == "" && home != "" {
+		userDir = filepath.Join(home, ".claude")
+	}
+	if userDir == "" {
+		return ""
+	}
+	return filepath.Join(userDir, "settings.json")
 }
 
 // managedScope lists the managed settings files: path is --managed-settings

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,6 +16,26 @@ import (
 type layer struct {
 	file    string
 	managed bool
+	// repo: the file lies in the working tree (see trust.go); set by
+	// Build after reading.
+	repo bool
+	// flags: the command-line layer (its list entries name their flag).
+	flags bool
+	// label names a layer derived from a flag ("--allow-registry npm").
+	label string
+	// base anchors this file's relative filesystem paths ("" the
+	// working directory): --claude-settings DIR for Claude's scopes.
+	base string
+	// fsKeys: the file sets a filesystem key or a permission rule that
+	// makes a filesystem entry (a managed one then keeps a non-managed
+	// filesystem.disabled from dropping its rules).
+	fsKeys bool
+	// weakens are the keys a file in the working tree may not set
+	// without trust (see trust.go), in file order.
+	weakens []weakening
+	// trustedDirs is trustedProjectDirs: working trees whose files the
+	// user trusts (honoured only from a file outside every working tree).
+	trustedDirs []string
 
 	allowRead, denyRead, allowWrite, denyWrite []pathEntry
 	discardWrites                              []pathEntry
@@ -54,6 +75,8 @@ type pathEntry struct {
 	from string
 	// create: a missing path is created (mode 0700) for a real run.
 	create bool
+	// managed: the entry came from the managed layer (see merge.go).
+	managed bool
 }
 
 // tlsSetting is network.tlsTerminate as one file wrote it.
@@ -70,6 +93,9 @@ type readCtx struct {
 	// claude: the file is one of Claude Code's own scopes
 	// (--claude-settings): it may lack a "sandbox" object.
 	claude bool
+	// base anchors the file's relative paths (--claude-settings DIR);
+	// "" is cwd.
+	base string
 }
 
 // keyKind says what sbx does with a settings key.
@@ -116,6 +142,7 @@ var Keys = map[string]string{
 	"allowAppleEvents":                     "honoured on macOS; no meaning on Linux",
 	"mandatoryDenySearchDepth":             "honoured: 1-10, default 3, counted as srt counts it (ripgrep --max-depth)",
 	"allowNestedUserNamespaces":            "refused: nested user namespaces are not supported",
+	"trustedProjectDirs":                   "honoured from a file outside the working tree (user scope, --settings elsewhere, managed): directories whose settings files may configure credentials and weaker modes (see --trust-project-settings); refused inside the working tree",
 	"credentials":                          "honoured: envVars and files (deny, mask), allowPlaintextInject, awsPairs and sigv4 (SigV4 requests re-signed with the real keys)",
 	"commands":                             "honoured: the command gate (sbx check)",
 	"presets":                              "honoured: sbx's own: toolchain caches made writable (node, go, python, rust, dotnet, java; --preset)",
@@ -211,7 +238,11 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 	if top == nil && !ctx.claude {
 		return nil, &SettingsError{File: file, Problem: "empty settings; it must be a JSON object with \"network\" and \"filesystem\" (srt) or \"sandbox\" (Claude Code)"}
 	}
-	l := &layer{file: file, managed: managed}
+	l := &layer{file: file, managed: managed, base: ctx.base}
+	anchor := ctx.cwd
+	if ctx.base != "" {
+		anchor = ctx.base
+	}
 	_, hasSandbox := top["sandbox"]
 	_, hasPerms := top["permissions"]
 	_, hasNet := top["network"]
@@ -236,14 +267,17 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 			}
 		}
 		if hasPerms {
-			pr, err := parsePermissions(file, top["permissions"], claudeProjectRoot(file), ctx.cwd, ctx.home)
+			pr, err := parsePermissions(file, top["permissions"], claudeProjectRoot(file), anchor, ctx.home)
 			if err != nil {
 				return nil, err
 			}
 			l.notes = append(l.notes, pr.notes...)
+			// Lists only ever add up (merge.go): the sandbox object
+			// read below appends to these.
 			l.allowWrite = append(l.allowWrite, ruleEntries(pr.allowWrite, file)...)
 			l.denyRead = append(l.denyRead, ruleEntries(pr.denyRead, file)...)
 			l.denyWrite = append(l.denyWrite, ruleEntries(pr.denyWrite, file)...)
+			l.fsKeys = l.fsKeys || len(pr.allowWrite)+len(pr.denyRead)+len(pr.denyWrite) > 0
 		}
 		if !hasSandbox {
 			return l, nil
@@ -350,19 +384,19 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 	var err error
 	switch key {
 	case "network.allowedDomains":
-		l.allowedDomains, err = l.strings(shown, raw)
+		err = l.addStrings(&l.allowedDomains, shown, raw)
 	case "network.deniedDomains":
-		l.deniedDomains, err = l.strings(shown, raw)
+		err = l.addStrings(&l.deniedDomains, shown, raw)
 	case "network.deniedResolvedAddresses":
-		l.deniedResolved, err = l.strings(shown, raw)
+		err = l.addStrings(&l.deniedResolved, shown, raw)
 	case "network.deniedDomainReasons":
 		err = l.decode(shown, raw, &l.deniedReasons, "an object of domain → reason strings")
 	case "network.strictAllowlist":
 		l.strictAllowlist, err = l.boolean(shown, raw)
 	case "network.allowUnixSockets":
-		l.allowUnixSockets, err = l.strings(shown, raw)
+		err = l.addStrings(&l.allowUnixSockets, shown, raw)
 	case "network.allowMachLookup":
-		l.allowMachLookup, err = l.strings(shown, raw)
+		err = l.addStrings(&l.allowMachLookup, shown, raw)
 	case "network.allowAllUnixSockets":
 		l.allowAllUnixSockets, err = l.boolean(shown, raw)
 	case "network.tlsTerminate":
@@ -413,15 +447,15 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 			}
 		}
 	case "filesystem.allowRead":
-		l.allowRead, err = l.paths(shown, raw)
+		err = l.addPaths(&l.allowRead, shown, raw)
 	case "filesystem.denyRead":
-		l.denyRead, err = l.paths(shown, raw)
+		err = l.addPaths(&l.denyRead, shown, raw)
 	case "filesystem.allowWrite":
-		l.allowWrite, err = l.paths(shown, raw)
+		err = l.addPaths(&l.allowWrite, shown, raw)
 	case "filesystem.discardWrites":
-		l.discardWrites, err = l.paths(shown, raw)
+		err = l.addPaths(&l.discardWrites, shown, raw)
 	case "filesystem.denyWrite":
-		l.denyWrite, err = l.paths(shown, raw)
+		err = l.addPaths(&l.denyWrite, shown, raw)
 	case "filesystem.allowGitConfig":
 		l.allowGitConfig, err = l.boolean(shown, raw)
 	case "filesystem.disabled":
@@ -454,12 +488,40 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		}
 	case "credentials":
 		l.credentials, err = parseCredentials(l.file, shown, raw)
+	case "trustedProjectDirs":
+		err = l.addStrings(&l.trustedDirs, shown, raw)
 	case "commands":
 		if _, err = object(l.file, shown, raw); err == nil {
 			l.commands = raw
 		}
 	default:
 		return &SettingsError{File: l.file, Key: shown, Problem: "known but not handled (a bug in sbx; please report it)"}
+	}
+	if err == nil {
+		l.fsKeys = l.fsKeys || strings.HasPrefix(key, "filesystem.")
+		l.noteWeakening(key, shown)
+	}
+	return err
+}
+
+// addStrings appends the array of strings raw to *dst: a list key adds
+// to what the same file said elsewhere, never replaces it.
+func (l *layer) addStrings(dst *[]string, shown string, raw json.RawMessage) error {
+	s, err := l.strings(shown, raw)
+	*dst = append(*dst, s...)
+	return err
+}
+
+// addPaths appends the paths in raw to *dst (see addStrings), each
+// anchored at the file's base and named by the file and key it came from.
+func (l *layer) addPaths(dst *[]pathEntry, shown string, raw json.RawMessage) error {
+	es, err := l.paths(shown, raw)
+	for _, e := range es {
+		if l.base != "" && !filepath.IsAbs(e.path) && !strings.HasPrefix(e.path, "~") {
+			e.path = filepath.Join(l.base, e.path)
+		}
+		e.from = l.file + " " + shown
+		*dst = append(*dst, e)
 	}
 	return err
 }

@@ -232,7 +232,7 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 		if len(pl.secrets) > 0 {
 			cfg.Rewrite = injector(pl, col)
 		}
-		if pl.AskFD > 0 {
+		if pl.AskFD > 0 && !onlyManagedDomains(pl.Net.managed) {
 			timeout := pl.AskTimeout
 			if timeout <= 0 {
 				timeout = DefaultAskTimeout
@@ -246,7 +246,7 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 		}
 		ns.proxy = px
 		if pl.ControlFD > 0 {
-			go readControl(pl.ControlFD, px, stderr)
+			go readControl(pl.ControlFD, px, pl.Net.managed, stderr)
 		}
 	}
 	return ns, nil

@@ -19,7 +19,9 @@ const maxControlLine = 1 << 20
 // change a running sandbox). A bad line is reported on stderr and
 // dropped; end of input is not an error. The descriptor belongs to the
 // supervisor alone: it is close-on-exec and never handed to init.
-func readControl(fd int, px *netproxy.Proxy, stderr io.Writer) {
+// The managed layer's lists stay in force whatever a line says (see
+// policy.ManagedNetwork.Apply).
+func readControl(fd int, px *netproxy.Proxy, managed *policy.ManagedNetwork, stderr io.Writer) {
 	f := os.NewFile(uintptr(fd), "control-fd")
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -32,6 +34,7 @@ func readControl(fd int, px *netproxy.Proxy, stderr io.Writer) {
 		name := fmt.Sprintf("--control-fd %d line %d", fd, n)
 		u, err := policy.ParseNetworkUpdate(name, []byte(line))
 		if err == nil {
+			u = managed.Apply(u)
 			err = px.SetPolicy(netproxy.Config{Allowed: u.AllowedDomains, Denied: u.DeniedDomains,
 				DeniedReasons: u.DeniedDomainReasons, DeniedResolved: u.DeniedResolvedAddresses})
 		}
@@ -42,4 +45,10 @@ func readControl(fd int, px *netproxy.Proxy, stderr io.Writer) {
 	if err := sc.Err(); err != nil {
 		fmt.Fprintf(stderr, "sbx: --control-fd %d: %v; no further updates\n", fd, err)
 	}
+}
+
+// onlyManagedDomains: under allowManagedDomainsOnly nothing but the
+// managed allow list opens a host, so --ask-fd is never consulted.
+func onlyManagedDomains(m *policy.ManagedNetwork) bool {
+	return m != nil && m.DomainsOnly
 }

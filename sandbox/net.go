@@ -58,6 +58,9 @@ type NetPlan struct {
 	ProxyLoopback bool `json:"proxyLoopback,omitempty"`
 
 	proxy netproxy.Config
+	// managed is the managed layer's network lists, which --control-fd
+	// lines and --ask-fd answers cannot undo (supervisor only).
+	managed *policy.ManagedNetwork
 }
 
 // TLSPlan is what the sandbox needs of TLS termination: the bundle of
@@ -263,6 +266,7 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 			return fmt.Errorf("network.deniedDomains / --deny-domain: %w", err)
 		}
 	}
+	n.managed = p.Network.Managed
 	n.proxy = netproxy.Config{
 		Allowed:        p.Network.AllowedDomains,
 		Denied:         p.Network.DeniedDomains,

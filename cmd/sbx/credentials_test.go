@@ -81,7 +81,7 @@ func TestCredentialsMaskAndInject(t *testing.T) {
 	script := `echo "env=$API_TOKEN"; echo "drop=${DROP_ME:-unset}"; echo "gh=${GITHUB_TOKEN:-unset}"; grep token= ` + creds + `
 		curl -sS --max-time 10 -H "X-Token: $API_TOKEN" -u "me:$API_TOKEN" "` + inject.srv.URL + `/x?key=$API_TOKEN" --data "{\"t\":\"$API_TOKEN\"}" -H "Content-Type: application/json"
 		curl -sS --max-time 10 -H "X-Token: $API_TOKEN" "` + other.srv.URL + `/x?key=$API_TOKEN"`
-	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings, "--violations", vio)
+	r := sh(t, runOpts{dir: d, env: env}, script, "--trust-project-settings", "--settings", settings, "--violations", vio)
 	wantCode(t, r, 0)
 	sentinel := regexp.MustCompile(`env=(sbxsecret_[0-9a-f]+)`).FindStringSubmatch(r.stdout)
 	if sentinel == nil {
@@ -114,7 +114,7 @@ func TestCredentialsMaskAndInject(t *testing.T) {
 	}
 	// The real values appear nowhere in sbx's own output: not on stderr,
 	// not in the records, not in --dry-run.
-	dry := sbx(t, runOpts{dir: d, env: env}, "--settings", settings, "--dry-run", "--", "true")
+	dry := sbx(t, runOpts{dir: d, env: env}, "--trust-project-settings", "--settings", settings, "--dry-run", "--", "true")
 	for name, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "records": string(recs), "dry-run": dry.stdout + dry.stderr} {
 		if strings.Contains(out, real) || strings.Contains(out, realFile) {
 			t.Errorf("a real value leaked into %s", name)
@@ -126,7 +126,7 @@ func TestCredentialsMaskAndInject(t *testing.T) {
 	// Without TLS termination the sentinel leaves as it is (the tunnel is
 	// opaque) and sbx says so.
 	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hp+`"]}, "filesystem": {}, "credentials": {"envVars": [{"name": "API_TOKEN", "mode": "mask"}]}}`)
-	r = sh(t, runOpts{dir: d, env: env}, `curl -sS --max-time 10 --cacert `+caFile+` -H "X-Token: $API_TOKEN" "`+inject.srv.URL+`/y"`, "--settings", settings)
+	r = sh(t, runOpts{dir: d, env: env}, `curl -sS --max-time 10 --cacert `+caFile+` -H "X-Token: $API_TOKEN" "`+inject.srv.URL+`/y"`, "--trust-project-settings", "--settings", settings)
 	if r.code != 0 || !strings.Contains(r.stderr, "terminated TLS") || strings.Contains(inject.got(), "header="+real+" query= body=") {
 		t.Fatalf("without termination: %s\n%s", r, inject.got())
 	}
@@ -146,7 +146,7 @@ func TestCredentialsBadInput(t *testing.T) {
 		`{"files": [{"path": "x", "mode": "mask", "injectHosts": ["h"]}]}`,
 	} {
 		writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": `+c+`}`)
-		wantRefusedIn(t, d, "credentials", "--settings", filepath.Join(d, "s.json"))
+		wantRefusedIn(t, d, "credentials", "--trust-project-settings", "--settings", filepath.Join(d, "s.json"))
 	}
 }
 
@@ -162,10 +162,10 @@ func TestCredentialsReviewed(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(d, "s.json"), `{"network": {}, "filesystem": {}, "credentials": {"files": [{"path": "`+creds+`", "mode": "mask"}]}}`)
-	wantRefusedIn(t, d, "hard links", "--settings", filepath.Join(d, "s.json"))
+	wantRefusedIn(t, d, "hard links", "--trust-project-settings", "--settings", filepath.Join(d, "s.json"))
 	// A malformed injectHosts entry is refused.
 	writeFile(t, filepath.Join(d, "s.json"), `{"network": {"allowedDomains": ["x.test"]}, "filesystem": {}, "credentials": {"envVars": [{"name": "T", "mode": "mask", "injectHosts": ["http://x.test/"]}]}}`)
-	wantRefusedIn(t, d, "injectHosts", "--settings", filepath.Join(d, "s.json"))
+	wantRefusedIn(t, d, "injectHosts", "--trust-project-settings", "--settings", filepath.Join(d, "s.json"))
 	// A CA key given in the settings is not readable in the sandbox, and
 	// the certificate is not writable, even inside a writable directory.
 	ca, err := netproxy.NewCA()
@@ -177,7 +177,7 @@ func TestCredentialsReviewed(t *testing.T) {
 	writeFile(t, cert, string(netproxy.CertPEM(ca)))
 	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
 	writeFile(t, filepath.Join(d, "s.json"), `{"network": {"allowedDomains": ["x.test"], "tlsTerminate": {"caCertPath": "`+cert+`", "caKeyPath": "`+key+`"}}, "filesystem": {"allowWrite": ["`+d+`"]}}`)
-	r := sh(t, runOpts{dir: d}, `cat `+key+` 2>/dev/null; echo x >> `+cert+` 2>/dev/null && echo WROTE; echo ok > `+d+`/f && echo wrote-other`, "--settings", filepath.Join(d, "s.json"))
+	r := sh(t, runOpts{dir: d}, `cat `+key+` 2>/dev/null; echo x >> `+cert+` 2>/dev/null && echo WROTE; echo ok > `+d+`/f && echo wrote-other`, "--trust-project-settings", "--settings", filepath.Join(d, "s.json"))
 	if strings.Contains(r.stdout, "PRIVATE") || strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.stdout, "wrote-other") {
 		t.Fatalf("the CA files: %s", r)
 	}
@@ -227,7 +227,7 @@ func TestCredentialsAWSResign(t *testing.T) {
 	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hostPort(t, url)+`"], "tlsTerminate": {}}, "filesystem": {},
 		"credentials": {"envVars": [{"name": "AWS_ACCESS_KEY_ID", "mode": "mask"}, {"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}]}}`)
 	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "AWS_ACCESS_KEY_ID="+akid, "AWS_SECRET_ACCESS_KEY="+secret)
-	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+curl+` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "`+url+`/prod/items?b=2&a=1"`, "--settings", settings)
+	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+curl+` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "`+url+`/prod/items?b=2&a=1"`, "--trust-project-settings", "--settings", settings)
 	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") {
 		t.Fatalf("%s", r)
 	}

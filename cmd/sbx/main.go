@@ -122,6 +122,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.Var(&settings, "settings", "")
 	fs.StringVar(&in.ManagedSettings, "managed-settings", "", "")
 	fs.Var(&claude, "claude-settings", "")
+	fs.BoolVar(&in.TrustProjectSettings, "trust-project-settings", false, "")
 	fs.StringVar(&in.Reads, "reads", "", "")
 	fs.Var(&presets, "preset", "")
 	fs.Var(&registries, "allow-registry", "")
@@ -364,6 +365,9 @@ Policy:
                          DIR/.claude/settings{,.local}.json,
                          with their Read()/Edit() permission rules; exit 125 if they
                          set sandbox.enabled false
+  --trust-project-settings  settings files in the working tree (DIR/.claude/…, a
+                         --settings file there) may configure credentials, ignoreViolations,
+                         filesystem.disabled and weaker modes; without it: exit 125
   --reads all|declared   declared: nothing is readable but allowRead, allowWrite, the
                          program and a minimal runtime (/usr /bin /sbin /lib* /etc)
   --preset NAME          make a toolchain's caches writable: node go python rust dotnet

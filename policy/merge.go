@@ -1,0 +1,486 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Composition: how the layers add up (written once, here).
+//
+// Layers, lowest precedence first: settings files (Claude's user,
+// project and local scopes, then each --settings in order), the layers
+// derived from flags (--allow-registry, presets), the command-line flags,
+// and last the managed layer. A scalar is the last layer's that sets it,
+// so the managed layer's wins over every other, flags included. Every
+// list is the union of every layer's; nothing replaces a list. Where the
+// managed layer speaks, nothing else can undo it: its denies cannot be
+// re-opened (non-managed grants equal to or inside a managed denyRead or
+// denyWrite are dropped, with a note), a non-managed filesystem.disabled
+// is ignored when the managed layer sets any filesystem key, and its
+// allowManaged…Only keys make its allow lists the only ones.
+
+// flagNames names the flag behind each list or scalar of the
+// command-line layer, for notes and --dry-run's sources.
+var flagNames = map[string]string{
+	"allowRead": "--allow-read", "denyRead": "--deny-read", "allowWrite": "--allow-write",
+	"denyWrite": "--deny-write", "discardWrites": "--discard-writes",
+	"allowedDomains": "--allow-domain", "deniedDomains": "--deny-domain",
+	"allowUnixSockets": "--allow-unix-socket", "allowGitConfig": "--allow-git-config",
+	"allowPty": "--allow-pty", "enableWeakerNestedSandbox": "--weaker-nested",
+	"allowAllUnixSockets": "--allow-all-unix-sockets", "allowLocalBinding": "--allow-local-binding",
+}
+
+// source names where layer l's list (or scalar) came from.
+func (l *layer) source(list string) string {
+	switch {
+	case l.flags:
+		if f, ok := flagNames[list]; ok {
+			return f
+		}
+		return "command line"
+	case l.label != "":
+		return l.label
+	}
+	switch list {
+	case "allowedDomains", "deniedDomains", "deniedResolvedAddresses", "allowUnixSockets", "allowAllUnixSockets", "allowLocalBinding", "strictAllowlist":
+		list = "network." + list
+	case "allowRead", "denyRead", "allowWrite", "denyWrite", "discardWrites", "allowGitConfig", "disabled":
+		list = "filesystem." + list
+	}
+	return l.file + " " + list
+}
+
+// readLayers reads every layer in precedence order (see above), marks
+// the ones in the working tree and applies the trust boundary.
+func readLayers(in Input, home string) (layers []*layer, notes []string, err error) {
+	ctx := readCtx{cwd: in.Cwd, home: home}
+	managedFiles, err := managedScope(in.ManagedSettings, in.ClaudeSettings)
+	if err != nil {
+		return nil, nil, err
+	}
+	userScope := ""
+	if in.ClaudeSettings {
+		scopes, sn, err := ClaudeScopes(in.ClaudeDir, home, in.Environ)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = sn
+		userScope = claudeUserScope(home, in.Environ)
+		// Claude's scopes anchor their relative paths at the project.
+		sctx := ctx
+		sctx.claude, sctx.base = true, in.ClaudeDir
+		for _, f := range scopes {
+			l, err := readLayer(f, false, sctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			layers = append(layers, l)
+		}
+		ctx.claude = true
+	}
+	for _, f := range in.Settings {
+		l, err := readLayer(f, false, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		layers = append(layers, l)
+	}
+	for _, name := range dedupe(in.AllowRegistry) {
+		doms, err := RegistryDomains(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--allow-registry: %w", err)
+		}
+		layers = append(layers, &layer{file: "--allow-registry " + name, label: "--allow-registry " + name, allowedDomains: doms})
+		notes = append(notes, fmt.Sprintf("--allow-registry %s: allowedDomains += %s", name, strings.Join(doms, ", ")))
+	}
+	layers = append(layers, flagLayer(in))
+	mctx := ctx
+	if in.ClaudeSettings {
+		mctx.base = in.ClaudeDir
+	}
+	for _, f := range managedFiles {
+		l, err := readLayer(f, true, mctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		layers = append(layers, l)
+	}
+	trees := []string{in.Cwd}
+	if in.ClaudeSettings {
+		trees = append(trees, in.ClaudeDir)
+	}
+	classify(layers, workTrees(home, trees...), userScope)
+	if err := checkTrust(layers, in.TrustProjectSettings, resolver{cwd: in.Cwd, home: home}); err != nil {
+		return nil, nil, err
+	}
+	return layers, notes, nil
+}
+
+// flagLayer is the command line as a layer.
+func flagLayer(in Input) *layer {
+	l := &layer{file: "command line", flags: true}
+	l.allowRead = flagEntries(in.AllowRead, "--allow-read")
+	l.denyRead = flagEntries(in.DenyRead, "--deny-read")
+	l.allowWrite = flagEntries(in.AllowWrite, "--allow-write")
+	l.denyWrite = flagEntries(in.DenyWrite, "--deny-write")
+	l.discardWrites = flagEntries(in.DiscardWrites, "--discard-writes")
+	l.allowedDomains = in.AllowDomains
+	l.deniedDomains = in.DenyDomains
+	l.allowUnixSockets = in.AllowUnixSockets
+	setTrue := func(b bool) *bool {
+		if b {
+			return &b
+		}
+		return nil
+	}
+	l.allowGitConfig = setTrue(in.AllowGitConfig)
+	l.allowPty = setTrue(in.AllowPty)
+	l.weakerNested = setTrue(in.WeakerNested)
+	l.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
+	l.allowLocalBinding = setTrue(in.AllowLocalBinding)
+	l.presets = in.Presets
+	return l
+}
+
+func flagEntries(ss []string, flag string) []pathEntry {
+	out := entries(ss)
+	for i := range out {
+		out[i].from = flag
+	}
+	return out
+}
+
+// merged is the layers added up: the path lists still to resolve, and
+// what Build needs besides the Policy fields mergeLayers fills in.
+type merged struct {
+	allowRead, denyRead, allowWrite, denyWrite, discardWrites []pathEntry
+	presets                                                   []string
+	creds                                                     *Credentials
+	tls                                                       *tlsSetting
+	tlsFrom                                                   string
+	sandboxEnabled                                            *bool
+	enabledFrom                                               string
+	domainsOnly, readOnly                                     bool
+
+	// carve and carveW are the managed denyRead and denyWrite entries,
+	// resolved (on the first resolve), which no other source re-opens;
+	// carveOpen the managed allowRead entries, which re-open parts of
+	// a managed denyRead (grants there are kept).
+	carve, carveW, carveOpen []string
+	carved                   bool
+	// src maps list → entry → where it came from.
+	src   map[string]map[string][]string
+	notes *[]string
+}
+
+// boolScalar is one boolean key: where it lands and how a layer sets it.
+type boolScalar struct {
+	name string
+	dst  *bool
+	get  func(*layer) *bool
+}
+
+// mergeLayers adds up layers (in precedence order) into p and the
+// returned lists.
+func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
+	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, notes: &p.Notes}
+	managedFS, hasManaged := false, false
+	for _, l := range layers {
+		m.domainsOnly = m.domainsOnly || l.managedDomainsOnly
+		m.readOnly = m.readOnly || l.managedReadOnly
+		if l.managed {
+			hasManaged = true
+			managedFS = managedFS || l.fsKeys
+		}
+	}
+	bools := []boolScalar{
+		{"allowGitConfig", &p.Filesystem.AllowGitConfig, func(l *layer) *bool { return l.allowGitConfig }},
+		{"disabled", &p.Filesystem.Disabled, func(l *layer) *bool { return l.fsDisabled }},
+		{"strictAllowlist", &p.Network.StrictAllowlist, func(l *layer) *bool { return l.strictAllowlist }},
+		{"allowAllUnixSockets", &p.Network.AllowAllUnixSockets, func(l *layer) *bool { return l.allowAllUnixSockets }},
+		{"allowLocalBinding", &p.Network.AllowLocalBinding, func(l *layer) *bool { return l.allowLocalBinding }},
+		{"allowPty", &p.AllowPty, func(l *layer) *bool { return l.allowPty }},
+		{"enableWeakerNestedSandbox", &p.WeakerNested, func(l *layer) *bool { return l.weakerNested }},
+		{"enableWeakerNetworkIsolation", &p.EnableWeakerNetworkIsolation, func(l *layer) *bool { return l.weakerNetIso }},
+		{"allowAppleEvents", &p.AllowAppleEvents, func(l *layer) *bool { return l.appleEvents }},
+	}
+	setBy := make([]string, len(bools))
+	if hasManaged {
+		p.Network.Managed = &ManagedNetwork{DomainsOnly: m.domainsOnly}
+	}
+	paths := func(list string, dst *[]pathEntry, l *layer, es []pathEntry) {
+		for _, e := range es {
+			e.managed = l.managed
+			if e.from == "" {
+				e.from = l.source(list)
+			}
+			*dst = append(*dst, e)
+		}
+	}
+	strs := func(list string, dst *[]string, l *layer, ss []string) {
+		for _, s := range ss {
+			m.add(list, s, l.source(list))
+		}
+		*dst = append(*dst, ss...)
+	}
+	for _, l := range layers {
+		p.Notes = append(p.Notes, l.notes...)
+		if !m.readOnly || l.managed {
+			paths("allowRead", &m.allowRead, l, l.allowRead)
+		}
+		paths("denyRead", &m.denyRead, l, l.denyRead)
+		paths("allowWrite", &m.allowWrite, l, l.allowWrite)
+		paths("denyWrite", &m.denyWrite, l, l.denyWrite)
+		paths("discardWrites", &m.discardWrites, l, l.discardWrites)
+		if !m.domainsOnly || l.managed {
+			strs("allowedDomains", &p.Network.AllowedDomains, l, l.allowedDomains)
+		} else if len(l.allowedDomains) > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("allowManagedDomainsOnly: allowedDomains of %s dropped (%s)", l.source("allowedDomains"), strings.Join(l.allowedDomains, ", ")))
+		}
+		strs("deniedDomains", &p.Network.DeniedDomains, l, l.deniedDomains)
+		strs("deniedResolvedAddresses", &p.Network.DeniedResolvedAddresses, l, l.deniedResolved)
+		strs("allowUnixSockets", &p.Network.AllowUnixSockets, l, l.allowUnixSockets)
+		p.Network.AllowMachLookup = append(p.Network.AllowMachLookup, l.allowMachLookup...)
+		if l.managed {
+			mn := p.Network.Managed
+			mn.AllowedDomains = append(mn.AllowedDomains, l.allowedDomains...)
+			mn.DeniedDomains = append(mn.DeniedDomains, l.deniedDomains...)
+			mn.DeniedResolvedAddresses = append(mn.DeniedResolvedAddresses, l.deniedResolved...)
+		}
+		for k, v := range l.deniedReasons {
+			if p.Network.DeniedDomainReasons == nil {
+				p.Network.DeniedDomainReasons = map[string]string{}
+			}
+			p.Network.DeniedDomainReasons[k] = v
+		}
+		for k, v := range l.ignoreViolations {
+			if p.IgnoreViolations == nil {
+				p.IgnoreViolations = map[string][]string{}
+			}
+			p.IgnoreViolations[k] = append(p.IgnoreViolations[k], v...)
+		}
+		if l.commands != nil {
+			p.Commands = l.commands
+		}
+		m.presets = append(m.presets, l.presets...)
+		if l.mitmProxy != nil {
+			mp := *l.mitmProxy
+			var err error
+			if mp.SocketPath, err = r.abs(mp.SocketPath); err != nil {
+				return nil, fmt.Errorf("network.mitmProxy.socketPath: %w", err)
+			}
+			if st, serr := statSocket(mp.SocketPath); serr != nil || !st {
+				return nil, fmt.Errorf("settings %s: key \"network.mitmProxy.socketPath\": %s is not a Unix socket; start the proxy first or fix the path", l.file, mp.SocketPath)
+			}
+			p.Network.MITMProxy = &mp
+		}
+		if l.parentProxy != nil {
+			p.Network.ParentProxy = l.parentProxy // a scalar: the last layer's
+		}
+		if c := l.credentials; c != nil {
+			if m.creds == nil {
+				m.creds = &Credentials{}
+			}
+			m.creds.EnvVars = append(m.creds.EnvVars, c.EnvVars...)
+			m.creds.Files = append(m.creds.Files, c.Files...)
+			m.creds.AllowPlaintextInject = m.creds.AllowPlaintextInject || c.AllowPlaintextInject
+			m.creds.AWSPairs = append(m.creds.AWSPairs, c.AWSPairs...)
+			m.creds.SigV4 = c.SigV4 // a scalar object: the last layer's
+		}
+		if l.tlsTerminate != nil {
+			m.tlsFrom = l.file
+			t := *l.tlsTerminate
+			if m.tls == nil {
+				m.tls = &t
+			} else {
+				// Arrays merge, later scalars win.
+				mt := *m.tls
+				if t.CACertPath != "" {
+					mt.CACertPath, mt.CAKeyPath = t.CACertPath, t.CAKeyPath
+				}
+				mt.ExcludeDomains = append(mt.ExcludeDomains, t.ExcludeDomains...)
+				mt.ExtraCACertPaths = append(mt.ExtraCACertPaths, t.ExtraCACertPaths...)
+				m.tls = &mt
+			}
+		}
+		if l.sandboxEnabled != nil {
+			m.sandboxEnabled, m.enabledFrom = l.sandboxEnabled, l.file
+		}
+		for i, b := range bools {
+			v := b.get(l)
+			if v == nil {
+				continue
+			}
+			if b.name == "disabled" && *v && !l.managed && managedFS {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: filesystem.disabled ignored: the managed settings set filesystem rules, which nothing else can drop", l.file))
+				continue
+			}
+			if l.managed && *b.dst != *v && setBy[i] != "" {
+				p.Notes = append(p.Notes, fmt.Sprintf("managed settings %s set %s %v: %s (%v) ignored", l.file, b.name, *v, setBy[i], *b.dst))
+			}
+			*b.dst = *v
+			if !l.managed {
+				setBy[i] = l.source(b.name)
+			} else {
+				setBy[i] = ""
+			}
+		}
+		if l.searchDepth != nil {
+			p.Filesystem.SearchDepth = *l.searchDepth
+		}
+	}
+	if m.domainsOnly {
+		p.Notes = append(p.Notes, "allowManagedDomainsOnly: only the managed settings' allowedDomains are honoured (--control-fd lines and --ask-fd answers add nothing)")
+	}
+	if m.readOnly {
+		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
+	}
+	return m, nil
+}
+
+// add records that entry of list came from from.
+func (m *merged) add(list, entry, from string) {
+	byEntry := m.src[list]
+	if byEntry == nil {
+		byEntry = map[string][]string{}
+		m.src[list] = byEntry
+	}
+	for _, f := range byEntry[entry] {
+		if f == from {
+			return
+		}
+	}
+	byEntry[entry] = append(byEntry[entry], from)
+}
+
+// resolve is r.all entry by entry, so that each resolved path keeps where
+// it came from; a non-managed grant (allowRead, allowWrite,
+// discardWrites) equal to or inside a managed deny is dropped with a note.
+func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool) ([]string, error) {
+	if !m.carved {
+		m.carved = true
+		var mr, mw, ma []pathEntry
+		for _, e := range m.allowRead {
+			if e.managed {
+				ma = append(ma, e)
+			}
+		}
+		for _, e := range m.denyRead {
+			if e.managed {
+				mr = append(mr, e)
+			}
+		}
+		for _, e := range m.denyWrite {
+			if e.managed {
+				mw = append(mw, e)
+			}
+		}
+		cr := r
+		cr.protected = nil
+		var err error
+		if m.carve, err = cr.all("denyRead", mr, false); err != nil {
+			return nil, err
+		}
+		if m.carveW, err = cr.all("denyWrite", mw, false); err != nil {
+			return nil, err
+		}
+		if m.carveOpen, err = cr.all("allowRead", ma, false); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, e := range es {
+		got, err := r.all(key, []pathEntry{e}, mustExist)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if !e.managed && m.reopens(key, g) {
+				*m.notes = append(*m.notes, fmt.Sprintf("%s %s (from %s) dropped: it would re-open a managed deny, which no other source can", key, g, e.from))
+				continue
+			}
+			m.add(key, g, e.from)
+			out = append(out, g)
+		}
+	}
+	return dedupe(out), nil
+}
+
+// reopens reports whether a grant of path in list would undo a managed
+// deny: path lies in a managed denyRead (and not in a managed allowRead
+// nested inside it), or, for a write grant, in a managed denyWrite.
+func (m *merged) reopens(list, path string) bool {
+	switch list {
+	case "allowRead", "allowWrite", "discardWrites":
+	default:
+		return false
+	}
+	if (list == "allowWrite" || list == "discardWrites") && WithinAny(path, m.carveW) {
+		return true
+	}
+	for _, d := range m.carve {
+		if !Within(path, d) {
+			continue
+		}
+		opened := false
+		for _, a := range m.carveOpen {
+			opened = opened || (a != d && Within(a, d) && Within(path, a))
+		}
+		if !opened {
+			return true
+		}
+	}
+	return false
+}
+
+// sources lists, for --dry-run, where each entry of p's lists came from;
+// an entry no layer named is "built-in".
+func (m *merged) sources(p *Policy) []Source {
+	var out []Source
+	for _, l := range []struct {
+		name    string
+		entries []string
+	}{
+		{"allowRead", p.Filesystem.AllowRead}, {"denyRead", p.Filesystem.DenyRead},
+		{"allowWrite", p.Filesystem.AllowWrite}, {"denyWrite", p.Filesystem.DenyWrite},
+		{"discardWrites", p.Filesystem.DiscardWrites},
+		{"allowedDomains", p.Network.AllowedDomains}, {"deniedDomains", p.Network.DeniedDomains},
+		{"deniedResolvedAddresses", p.Network.DeniedResolvedAddresses},
+		{"allowUnixSockets", p.Network.AllowUnixSockets},
+	} {
+		seen := map[string]bool{}
+		for _, e := range l.entries {
+			if seen[e] {
+				continue
+			}
+			seen[e] = true
+			from := m.src[l.name][e]
+			if len(from) == 0 {
+				from = []string{"built-in"}
+			}
+			sort.Strings(from[1:])
+			out = append(out, Source{List: l.name, Entry: e, From: strings.Join(from, "; ")})
+		}
+	}
+	return out
+}
+
+// named are ss as path entries, each naming where it came from.
+func (m *merged) named(list string, ss []string) []pathEntry {
+	out := entries(ss)
+	for i := range out {
+		out[i].from = strings.Join(m.src[list][out[i].path], "; ")
+	}
+	return out
+}
+
+// statSocket reports whether p is a Unix socket.
+func statSocket(p string) (bool, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return false, err
+	}
+	return st.Mode()&os.ModeSocket != 0, nil
+}
