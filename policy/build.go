@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -755,12 +754,14 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 		}
-		if !e.literal && strings.ContainsAny(abs, "*?[") {
-			matches, err := filepath.Glob(abs)
+		if !e.literal && needsGlob(e.path) {
+			matches, isGlob, err := r.glob(key, e)
 			if err != nil {
-				return nil, fmt.Errorf("%s %q: bad glob pattern: %w", key, e.path, err)
+				return nil, err
 			}
-			sort.Strings(matches)
+			if !isGlob {
+				matches, abs = nil, matches[0]
+			}
 			for _, m := range matches {
 				if real, exists, err := r.resolve(m); err == nil && exists {
 					if pn := protectedRoot(real, r.protected); pn != "" {
@@ -770,7 +771,9 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 					out = append(out, real)
 				}
 			}
-			continue
+			if isGlob {
+				continue
+			}
 		}
 		real, exists, err := r.resolve(abs)
 		if err != nil {
