@@ -205,6 +205,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if prot.err != nil {
 		return plan, prot.err
 	}
+	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites)...)
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
