@@ -328,6 +328,7 @@ func Build(in Input) (*Policy, error) {
 		p.Network.AllowedDomains = append(p.Network.AllowedDomains, doms...)
 		p.Notes = append(p.Notes, fmt.Sprintf("--allow-registry %s: allowedDomains += %s", name, strings.Join(doms, ", ")))
 	}
+	r.grants = newGrantLog(in.Cwd)
 	if p.Filesystem.AllowRead, err = r.all("allowRead", allowRead, false); err != nil {
 		return nil, err
 	}
@@ -338,6 +339,8 @@ func Build(in Input) (*Policy, error) {
 	if p.Filesystem.DiscardWrites, err = r.all("discardWrites", discardWrites, true); err != nil {
 		return nil, err
 	}
+	grants := r.grants
+	r.grants = nil
 	switch in.UndeclaredWrites {
 	case "", "refuse":
 	case "discard":
@@ -405,6 +408,8 @@ func Build(in Input) (*Policy, error) {
 		return nil, err
 	}
 	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
+	// Masks win over grants that reach them through a symlink.
+	grants.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
 	// A default credential location is re-opened by an allowRead that
 	// names it exactly; one inside it is re-opened by the mount view.
 	allowed := map[string]bool{}
@@ -620,6 +625,9 @@ type resolver struct {
 	// protected are the names a writable root may not be, lie in, or
 	// hold only as its own tail (set while resolving allowWrite).
 	protected []Protected
+	// grants, set while the grant lists are resolved, checks their
+	// symlinks and records their literal paths (see links.go).
+	grants *grantLog
 }
 
 // protectedRoot names the protected name that making w writable would
@@ -764,6 +772,9 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			for _, m := range matches {
 				if real, exists, err := r.resolve(m); err == nil && exists {
+					if skip, err := r.grant(key, e, m, real, true); err != nil || skip {
+						continue
+					}
 					if pn := protectedRoot(real, r.protected); pn != "" {
 						r.note(fmt.Sprintf("%s %q: match %s would make the protected name %s writable: skipped", key, e.path, real, pn))
 						continue
@@ -782,6 +793,11 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 				continue
 			}
 			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+		}
+		if skip, err := r.grant(key, e, abs, real, false); err != nil {
+			return nil, err
+		} else if skip {
+			continue
 		}
 		if pn := protectedRoot(real, r.protected); pn != "" {
 			msg := fmt.Sprintf("%s %s would make the protected name %s writable; make a directory around it writable instead (protected names stay read-only there)", key, e.path, pn)

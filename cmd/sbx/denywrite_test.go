@@ -59,6 +59,17 @@ func TestDenyWriteMissingName(t *testing.T) {
 	if after := snapshot(t, proj); strings.Join(after, "|") != strings.Join(before, "|") {
 		t.Errorf("the tree changed:\nbefore %q\nafter  %q", before, after)
 	}
+	// In a discard region the pin is made in the overlay, never on the
+	// host.
+	d := hostTempDir(t)
+	before = snapshot(t, d)
+	r = sh(t, runOpts{dir: d}, `echo x > .env 2>/dev/null && echo created-env; mkdir -p x/y 2>/dev/null && echo mkdir-x; echo ok > fine && echo wrote-fine`, "--discard-writes", d, "--deny-write", "./.env", "--deny-write", "./x/y/.env")
+	if r.code != 0 || r.stdout != "wrote-fine\n" {
+		t.Errorf("discard region: %s", r)
+	}
+	if after := snapshot(t, d); strings.Join(after, "|") != strings.Join(before, "|") {
+		t.Errorf("the discard region's host tree changed:\nbefore %q\nafter  %q", before, after)
+	}
 	// --dry-run shows the pin.
 	r = sbx(t, runOpts{dir: w}, "--dry-run", "--allow-write", ".", "--deny-write", "./x/y/.env", "--", "true")
 	wantCode(t, r, 0)
