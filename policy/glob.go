@@ -201,6 +201,11 @@ func (r resolver) glob(key string, e pathEntry) (paths []string, isGlob bool, er
 		}
 		return paths, false, nil
 	}
+	if len(paths) == 0 && !strings.HasPrefix(key, "deny") {
+		if lit, ok := globLiteralTrap(base, rest); ok {
+			r.note(fmt.Sprintf("%s %q: the glob matches nothing, but %s exists; to name it escape the glob characters: %s", key, e.path, lit, globEscape(e.path)))
+		}
+	}
 	if len(paths) == 0 && strings.HasPrefix(key, "deny") {
 		if lit, ok := globLiteralTrap(base, rest); ok {
 			return nil, false, fmt.Errorf("%s %q: the glob matches nothing, but %s exists; to name that file write it literally, {\"path\": %q, \"literal\": true} in a settings file, or escape the glob characters: %s", key, e.path, lit, lit, globEscape(e.path))

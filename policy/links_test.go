@@ -107,6 +107,14 @@ func TestGrantThroughLinkInWorkingTree(t *testing.T) {
 	if !slices.Contains(p.Filesystem.AllowWrite, filepath.Join(w, "real")) {
 		t.Errorf("a link inside the tree to inside it was dropped: %q", p.Filesystem.AllowWrite)
 	}
+	// A preset's cache named through such a link: skipped with a note.
+	symlink(t, lt.ssh, filepath.Join(w, "gocache"))
+	in = lt.in
+	in.Presets = []string{"go"}
+	in.Environ = append(in.Environ, "GOCACHE="+filepath.Join(w, "gocache"))
+	if p, err = Build(in); err != nil || slices.Contains(p.Filesystem.AllowWrite, lt.ssh) || !notesHave(p, "crosses the symlink "+filepath.Join(w, "gocache")) {
+		t.Errorf("preset: %v %q %q", err, p.Filesystem.AllowWrite, p.Notes)
+	}
 	in = lt.in
 	in.AllowWrite = []string{"./*"}
 	if p, err = Build(in); err != nil {
@@ -164,6 +172,14 @@ func TestMaskThroughLink(t *testing.T) {
 	p, err := Build(in)
 	if err != nil || slices.Contains(p.Filesystem.AllowWrite, lt.ssh) || !notesHave(p, "re-opening a credential mask") {
 		t.Errorf("Claude rules: %v %q %q", err, p.Filesystem.AllowWrite, p.Notes)
+	}
+
+	// A preset's cache reaching the mask through a link elsewhere.
+	in = lt.in
+	in.Presets = []string{"go"}
+	in.Environ = append(in.Environ, "GOCACHE="+filepath.Join(lt.out, "keys"))
+	if p, err = Build(in); err != nil || slices.Contains(p.Filesystem.AllowWrite, lt.ssh) || !notesHave(p, "re-opening a credential mask") {
+		t.Errorf("preset: %v %q %q", err, p.Filesystem.AllowWrite, p.Notes)
 	}
 
 	// The literal path re-opens.

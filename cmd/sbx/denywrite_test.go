@@ -30,6 +30,8 @@ func TestDenyWriteMissingName(t *testing.T) {
 		echo x > .env 2>/dev/null && echo created-env
 		cp other tmp1 && mv tmp1 .env 2>/dev/null && echo renamed-onto-env
 		ln other .env 2>/dev/null && echo hardlinked-env
+		ln -s other .env 2>/dev/null && echo symlinked-env
+		rm -rf .env x 2>/dev/null; echo x > .env 2>/dev/null && echo created-env-after-rm
 		mkdir -p x/y 2>/dev/null && echo mkdir-x
 		echo x > x/y/.env 2>/dev/null && echo created-deep
 		echo x > a/config.json 2>/dev/null && echo created-config
