@@ -23,12 +23,15 @@ import (
 //     stub) are pinned, so that a rename of a parent cannot carry the
 //     protection away and let the name be made anew.
 //
-// An existing entry is bound read-only by PlanMounts itself.
-func denyWriteOps(denyWrite, takesWrites []string) []Op {
+// An existing entry is bound read-only by PlanMounts itself. readOnly
+// are the paths bound read-only already (existing denyWrite entries and
+// protected names): nothing inside one that lies in the entry's writable
+// root needs, or gets, a stub.
+func denyWriteOps(denyWrite, takesWrites, readOnly []string) []Op {
 	var ops []Op
 	for _, d := range denyWrite {
 		root := deepestRoot(d, takesWrites)
-		if root == "" || root == d {
+		if root == "" || root == d || insideOther(d, root, readOnly) {
 			continue
 		}
 		at, dir, ok := firstMissing(root, d)
@@ -86,4 +89,15 @@ func firstMissing(root, p string) (at string, dir, ok bool) {
 		}
 	}
 	return "", false, true
+}
+
+// insideOther reports whether p lies strictly inside one of paths that
+// lies inside root (a read-only bind above root is overridden by root's).
+func insideOther(p, root string, paths []string) bool {
+	for _, q := range paths {
+		if q != p && q != root && policy.Within(p, q) && policy.Within(q, root) {
+			return true
+		}
+	}
+	return false
 }
