@@ -104,7 +104,7 @@ func TestAttackLinkInCheckoutLiftsMask(t *testing.T) {
 	writeFile(t, filepath.Join(w, "s.json"), `{"network":{},"filesystem":{"allowRead":["./src"]}}`)
 	for _, args := range [][]string{
 		{"--allow-read", "src", "--", "cat", "src/id_rsa"},
-		{"--reads", "declared", "--allow-read", "docs", "--", "/bin/cat", "docs/id_rsa"},
+		{"--reads", "declared", "--allow-read", "docs", "--", "/bin/cat", filepath.Join(home, ".ssh", "id_rsa")},
 		{"--allow-read", "a/b/.ssh/id_rsa", "--", "cat", "a/b/.ssh/id_rsa"},
 		{"--allow-write", "out", "--", "/bin/sh", "-c", "echo pwned > out/evil.desktop"},
 		{"--settings", "s.json", "--", "cat", "src/id_rsa"},
