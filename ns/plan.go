@@ -205,6 +205,13 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if prot.err != nil {
 		return plan, prot.err
 	}
+	var readOnly []string
+	for _, o := range append(append([]Op(nil), plan.Ops...), prot.ops...) {
+		if o.Kind == OpRO || o.Kind == OpStub {
+			readOnly = append(readOnly, o.Path)
+		}
+	}
+	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -177,6 +176,7 @@ func Build(in Input) (*Policy, error) {
 	default:
 		return nil, fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
 	}
+	r.grants = newGrantLog(in.Cwd)
 	if p.Filesystem.AllowRead, err = m.resolve(r, "allowRead", allowRead, false); err != nil {
 		return nil, err
 	}
@@ -187,6 +187,8 @@ func Build(in Input) (*Policy, error) {
 	if p.Filesystem.DiscardWrites, err = m.resolve(r, "discardWrites", discardWrites, true); err != nil {
 		return nil, err
 	}
+	grants := r.grants
+	r.grants = nil
 	switch in.UndeclaredWrites {
 	case "", "refuse":
 	case "discard":
@@ -255,6 +257,8 @@ func Build(in Input) (*Policy, error) {
 		return nil, err
 	}
 	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
+	// Masks win over grants that reach them through a symlink.
+	grants.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
 	// A default credential location is re-opened by an allowRead that
 	// names it exactly; one inside it is re-opened by the mount view.
 	allowed := map[string]bool{}
@@ -466,6 +470,9 @@ type resolver struct {
 	// protected are the names a writable root may not be, lie in, or
 	// hold only as its own tail (set while resolving allowWrite).
 	protected []Protected
+	// grants, set while the grant lists are resolved, checks their
+	// symlinks and records their literal paths (see links.go).
+	grants *grantLog
 }
 
 // protectedRoot names the protected name that making w writable would
@@ -600,14 +607,19 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 		}
-		if !e.literal && strings.ContainsAny(abs, "*?[") {
-			matches, err := filepath.Glob(abs)
+		if !e.literal && needsGlob(e.path) {
+			matches, isGlob, err := r.glob(key, e)
 			if err != nil {
-				return nil, fmt.Errorf("%s %q: bad glob pattern: %w", key, e.path, err)
+				return nil, err
 			}
-			sort.Strings(matches)
+			if !isGlob {
+				matches, abs = nil, matches[0]
+			}
 			for _, m := range matches {
 				if real, exists, err := r.resolve(m); err == nil && exists {
+					if skip, err := r.grant(key, e, m, real, true); err != nil || skip {
+						continue
+					}
 					if pn := protectedRoot(real, r.protected); pn != "" {
 						r.note(fmt.Sprintf("%s %q: match %s would make the protected name %s writable: skipped", key, e.path, real, pn))
 						continue
@@ -615,7 +627,9 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 					out = append(out, real)
 				}
 			}
-			continue
+			if isGlob {
+				continue
+			}
 		}
 		real, exists, err := r.resolve(abs)
 		if err != nil {
@@ -624,6 +638,11 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 				continue
 			}
 			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
+		}
+		if skip, err := r.grant(key, e, abs, real, false); err != nil {
+			return nil, err
+		} else if skip {
+			continue
 		}
 		if pn := protectedRoot(real, r.protected); pn != "" {
 			msg := fmt.Sprintf("%s %s would make the protected name %s writable; make a directory around it writable instead (protected names stay read-only there)", key, e.path, pn)

@@ -222,6 +222,11 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 		pr.denyWrite = append(pr.denyWrite, paths...)
 	}
 	if len(paths) == 0 && list == "deny" {
+		if base, rest, _, err := permBase(spec, root, cwd, home); err == nil {
+			if lit, ok := globLiteralTrap(base, rest); ok {
+				return fail("the glob matches nothing, but %s exists; to name that file escape the glob characters: %s(%s)", lit, tool, globEscape(spec))
+			}
+		}
 		note("matches nothing now; files created later are not covered")
 	}
 	return nil
@@ -287,14 +292,21 @@ func permDir(d, cwd, home string) (string, error) {
 	return filepath.Join(cwd, d), nil
 }
 
-// hasGlob reports whether s holds a glob character.
-func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
-
 // expandPermPattern turns one Read/Edit pattern into absolute, cleaned,
 // sorted, deduplicated paths (see the comment at the top of this file).
 func expandPermPattern(spec, root, cwd, home string) ([]string, error) {
-	var base, rest string
-	anchored := true
+	base, rest, anchored, err := permBase(spec, root, cwd, home)
+	if err != nil {
+		return nil, err
+	}
+	paths, _, err := expandGlob(base, rest, anchored)
+	return paths, err
+}
+
+// permBase splits a pattern into the directory it is anchored at and the
+// rest (see the comment at the top of this file).
+func permBase(spec, root, cwd, home string) (base, rest string, anchored bool, err error) {
+	anchored = true
 	switch {
 	case strings.HasPrefix(spec, "//"):
 		base, rest = "/", spec[2:]
@@ -303,7 +315,7 @@ func expandPermPattern(spec, root, cwd, home string) ([]string, error) {
 	case strings.HasPrefix(spec, "~/"):
 		base, rest = home, spec[2:]
 	case strings.HasPrefix(spec, "~"):
-		return nil, errors.New("~user paths are not supported; write //absolute/path")
+		return "", "", false, errors.New("~user paths are not supported; write //absolute/path")
 	case strings.HasPrefix(spec, "/"):
 		base, rest = root, spec[1:]
 	case strings.HasPrefix(spec, "./"):
@@ -312,75 +324,7 @@ func expandPermPattern(spec, root, cwd, home string) ([]string, error) {
 		base, rest = cwd, spec
 		anchored = false
 	}
-	base = filepath.Clean(base)
-	dirOnly := strings.HasSuffix(rest, "/")
-	rest = strings.TrimRight(rest, "/")
-	if !anchored && (strings.Contains(rest, "/") || rest == "." || rest == ".." || rest == "**") {
-		anchored = true
-	}
-
-	// Split into components, dropping "." and resolving ".." lexically
-	// inside the glob-free part.
-	var comps []string
-	for _, c := range strings.Split(rest, "/") {
-		switch {
-		case c == "" || c == ".":
-		case c == "..":
-			switch {
-			case len(comps) == 0:
-				base = filepath.Dir(base)
-			case hasGlob(comps[len(comps)-1]):
-				return nil, errors.New("\"..\" after a glob is not supported; remove it")
-			default:
-				comps = comps[:len(comps)-1]
-			}
-		case c == "**" && len(comps) > 0 && comps[len(comps)-1] == "**":
-		default:
-			if _, err := path.Match(c, ""); err != nil {
-				return nil, fmt.Errorf("malformed glob %q; fix the brackets or escape them with \\", c)
-			}
-			comps = append(comps, c)
-		}
-	}
-
-	if !anchored {
-		name := comps[0]
-		var out []string
-		lit := filepath.Join(base, name)
-		if !hasGlob(name) {
-			if _, err := os.Lstat(lit); err != nil {
-				out = append(out, lit) // not there yet: keep the literal
-			}
-		}
-		w := permWalker{pat: []string{"**", name}, dirOnly: dirOnly}
-		if err := w.walk(base, nil); err != nil {
-			return nil, err
-		}
-		return sortedPaths(append(out, w.out...)), nil
-	}
-
-	inside := len(comps) > 0 && comps[len(comps)-1] == "**"
-	if inside {
-		comps = comps[:len(comps)-1]
-	}
-	k := 0
-	for k < len(comps) && !hasGlob(comps[k]) {
-		k++
-	}
-	prefix := filepath.Join(append([]string{base}, comps[:k]...)...)
-	if k == len(comps) {
-		if dirOnly && !inside {
-			if st, err := os.Stat(prefix); err == nil && !st.IsDir() {
-				return nil, nil
-			}
-		}
-		return []string{prefix}, nil
-	}
-	w := permWalker{pat: comps[k:], dirOnly: dirOnly || inside}
-	if err := w.walk(prefix, nil); err != nil {
-		return nil, err
-	}
-	return sortedPaths(w.out), nil
+	return base, rest, anchored, nil
 }
 
 // permWalker expands a glob below one directory.
