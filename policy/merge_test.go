@@ -410,6 +410,20 @@ func TestTrustBoundary(t *testing.T) {
 			t.Errorf("without --claude-settings DIR is not the tree: %v", err)
 		}
 	})
+	t.Run("a subdirectory of a checkout is in the checkout", func(t *testing.T) {
+		in := input(t)
+		// in.Cwd's parent holds .git: a file there is the repository's.
+		top := filepath.Dir(in.Cwd)
+		if err := os.Mkdir(filepath.Join(top, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(top, "sbx.json")
+		mustWrite(t, f, srtFile(forbidden["ignoreViolations"]))
+		in.Settings = []string{f}
+		if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "--trust-project-settings") {
+			t.Errorf("a file at the checkout's top, run from a subdirectory: %v", err)
+		}
+	})
 	t.Run("narrowing is fine", func(t *testing.T) {
 		in := input(t)
 		f := filepath.Join(in.Cwd, "sbx.json")

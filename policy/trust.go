@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -17,8 +18,9 @@ import (
 // `allow` draw the same line.
 //
 // The working tree is the working directory and, with --claude-settings
-// DIR, DIR too (each resolved through symlinks), except one that is HOME
-// or lies above it (/, /home): running in one's home or at the root is
+// DIR, DIR too (each resolved through symlinks, and widened to the git
+// work tree that holds it, if any), except one that is HOME or lies above
+// it (/, /home): running in one's home or at the root is
 // no checkout. A file counts by its resolved path, so a symlink in the
 // tree to a file elsewhere is the file elsewhere, and a symlink outside
 // to a file in the tree is the tree's. The user scope
@@ -98,9 +100,29 @@ func workTrees(home string, dirs ...string) []string {
 		if rhome != "" && Within(rhome, rd) {
 			continue
 		}
+		// A subdirectory of a checkout is in the checkout: a file in
+		// its git work tree (`--settings ../.sbx.json` from a
+		// subdirectory) is the repository's too.
+		if top := gitTop(rd); top != "" && (rhome == "" || !Within(rhome, top)) {
+			rd = top
+		}
 		out = append(out, rd)
 	}
 	return dedupe(out)
+}
+
+// gitTop is the nearest directory at or above dir (resolved, clean) that
+// holds a .git entry (a repository's directory, or a worktree's file),
+// or "".
+func gitTop(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == "/" {
+			return ""
+		}
+	}
 }
 
 // classify marks the layers that lie in a working tree. userScope is
