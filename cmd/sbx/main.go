@@ -368,7 +368,8 @@ Policy:
                          program and a minimal runtime (/usr /bin /sbin /lib* /etc)
   --preset NAME          make a toolchain's caches writable: node go python rust dotnet
                          java (repeatable; creates a missing cache 0700)
-  --allow-registry NAME  allow the ecosystem's public registry domains (same names)
+  --allow-registry NAME  allow an ecosystem's public registry domains: the preset names, or
+                         a registry's: npm yarn pypi crates nuget maven gradle goproxy
   --allow-read PATH      re-open PATH inside a denied region (filesystem.allowRead)
   --deny-read PATH       hide PATH (filesystem.denyRead)
   --allow-write PATH     make PATH writable (filesystem.allowWrite)
