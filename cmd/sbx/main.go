@@ -2,7 +2,7 @@
 //
 //	sbx [flags] -- COMMAND [ARG...]
 //	sbx [flags] -c 'STRING'
-//	sbx doctor [--json]
+//	sbx doctor [--json | --fix [--yes]]
 //	sbx version
 //
 // It is thin wiring: flags and settings become a policy.Policy, the Policy
@@ -353,6 +353,8 @@ const usage = `sbx — run a command in a sandbox
   sbx [flags] -- COMMAND [ARG...]
   sbx [flags] -c 'STRING'          runs /bin/sh -c STRING
   sbx doctor [--json]              what this kernel supports, the mode sbx will use
+  sbx doctor --fix [--yes]         print (--yes: run, as root or with sudo -n) the fix for
+                                   why sbx cannot start here, then check it
   sbx version
 
 Policy:
