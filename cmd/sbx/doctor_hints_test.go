@@ -178,6 +178,9 @@ func TestDoctorHintsText(t *testing.T) {
 	if !strings.HasPrefix(out, "diagnosis:        apparmor-userns: ") || strings.Count(out, "diagnosis:") != 1 || !strings.Contains(out, want) {
 		t.Errorf("got\n%s\nwant one diagnosis line and\n%s", out, want)
 	}
+	if !strings.Contains(out, "\n                  sbx doctor --fix --yes runs the first fix (as root, or through sudo -n) and checks it.\n") {
+		t.Errorf("doctor does not point to --fix:\n%s", out)
+	}
 	if strings.Count(out, "\nfix:") != 3 {
 		t.Errorf("want three fixes (profile, sysctl, --weaker-nested):\n%s", out)
 	}
