@@ -81,7 +81,7 @@ func doctorFix(d sandbox.Diagnosis, f fixer) int {
 	var prefix []string
 	if fx.Sudo {
 		if _, err := f.run([]string{"sudo", "-n", "true"}, ""); err != nil {
-			fmt.Fprintf(f.stderr, "sbx: doctor --fix --yes: the fix needs root, and sudo asks for a password (sudo -n true: %v); run the commands above yourself, or rerun as root\n", err)
+			fmt.Fprintf(f.stderr, "sbx: doctor --fix --yes: the fix needs root, and sudo does not run without a password here (sudo -n true: %v); run the commands above yourself, or rerun as root\n", err)
 			return 1
 		}
 		prefix = []string{"sudo", "-n"}

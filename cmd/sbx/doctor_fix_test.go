@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -165,8 +167,9 @@ func TestDoctorFixAppArmor(t *testing.T) {
 		h := newFixHost(t, "password", "ok", "ok")
 		name, text := profileText(h)
 		file := filepath.Join(h.root, profileDirRe, name)
-		if code, _, _ := h.fix(t, h.diagnose(false, aaRestrict, "1"), true); code != 1 {
-			t.Errorf("a user without passwordless sudo: exit %d, want 1", code)
+		if code, _, errOut := h.fix(t, h.diagnose(false, aaRestrict, "1"), true); code != 1 ||
+			!strings.Contains(errOut, "the fix needs root, and sudo does not run without a password here (sudo -n true: exit status 1: sudo: a password is required)") {
+			t.Errorf("a user without passwordless sudo: exit %d, want 1 and why", code)
 		}
 		h.wantLog(t, "sudo -n true")
 		// apparmor-userns never binds root, so the root case is built by
