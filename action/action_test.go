@@ -846,7 +846,7 @@ func TestActionYML(t *testing.T) {
 	if using != "composite" {
 		t.Errorf("runs.using is %q, want composite", using)
 	}
-	for _, in := range []string{"command", "settings", "version", "install", "release-url", "sbx-path", "args", "fail-on-violation", "working-directory"} {
+	for _, in := range []string{"command", "settings", "version", "install", "release-url", "sbx-path", "args", "fail-on-violation", "working-directory", "fix-host"} {
 		if !inputs[in] {
 			t.Errorf("input %q is not declared", in)
 		}
@@ -1310,5 +1310,99 @@ func TestRunNode24Fixture(t *testing.T) {
 	}
 	if o := outputs(t, g); o["exit-code"] != "0" || o["violations"] != "0" {
 		t.Errorf("outputs %v", o)
+	}
+}
+
+// fakeAppArmorHost writes a fake sbx that diagnoses cause (apparmor-userns
+// or another) and cannot start its sandbox until `sbx doctor --fix --yes`
+// has run (fix "ok"; "fail" makes that fail), and a fake sudo that only
+// says whether it would run without a password (sudo "ok" or
+// "password"). Both log their argv, one line per call, to the returned
+// log. It returns the fake sbx and the directory to put first on PATH.
+func fakeAppArmorHost(t *testing.T, cause, fix, sudo string) (sbx, bin, log string) {
+	t.Helper()
+	d := t.TempDir()
+	log, marker, bin := filepath.Join(d, "log"), filepath.Join(d, "fixed"), filepath.Join(d, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logLine := `printf '%s\n' "$(basename "$0") $*" >>'` + log + `'` + "\n"
+	sbx = filepath.Join(d, "sbx")
+	script := "#!/bin/sh\n" + logLine + `case "$*" in
+version) echo "sbx fake"; exit 0 ;;
+doctor) printf 'kernel:           Linux fake\nuser namespaces:  NO — fork/exec: operation not permitted\nmode:             weaker-only\ndiagnosis:        ` + cause + `: the fake cause\n'; exit 0 ;;
+"doctor --fix --yes") ` + map[string]string{
+		"ok":   "touch '" + marker + "'; echo 'fixed:            the fake starts its sandbox'; exit 0 ;;",
+		"fail": "echo 'sbx: doctor --fix --yes: apparmor_parser failed: exit status 1' >&2; exit 1 ;;",
+	}[fix] + `
+esac
+[ -e '` + marker + `' ] && exit 0
+echo "sbx: cannot create a user namespace (fake)" >&2
+exit 125
+`
+	sudoScript := "#!/bin/sh\n" + logLine + map[string]string{
+		"ok":       "exit 0\n",
+		"password": "echo 'sudo: a password is required' >&2\nexit 1\n",
+	}[sudo]
+	for p, body := range map[string]string{sbx: script, filepath.Join(bin, "sudo"): sudoScript} {
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sbx, bin, log
+}
+
+// TestInstallFixAppArmor: where the smoke test fails because AppArmor
+// restricts user namespaces (GitHub's Ubuntu 24.04 runners) and sudo
+// needs no password, the install step runs `sbx doctor --fix --yes` and
+// tries again, so the workflow needs no step of its own; it does not
+// where sudo wants a password, where the cause is another, where the fix
+// fails, or with fix-host: false.
+func TestInstallFixAppArmor(t *testing.T) {
+	smoke := "sbx --quiet-violations -c true"
+	for _, tc := range []struct {
+		name, cause, fix, sudo, fixHost string
+		ok                              bool
+		log                             []string
+	}{
+		{"fixed", "apparmor-userns", "ok", "ok", "", true,
+			[]string{"sbx version", "sbx doctor", smoke, "sudo -n true", "sbx doctor --fix --yes", smoke}},
+		{"sudo asks a password", "apparmor-userns", "ok", "password", "", false,
+			[]string{"sbx version", "sbx doctor", smoke, "sudo -n true"}},
+		{"another cause", "userns-clone", "ok", "ok", "", false,
+			[]string{"sbx version", "sbx doctor", smoke}},
+		{"the fix fails", "apparmor-userns", "fail", "ok", "", false,
+			[]string{"sbx version", "sbx doctor", smoke, "sudo -n true", "sbx doctor --fix --yes"}},
+		{"fix-host false", "apparmor-userns", "ok", "ok", "false", false,
+			[]string{"sbx version", "sbx doctor", smoke}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sbx, bin, log := fakeAppArmorHost(t, tc.cause, tc.fix, tc.sudo)
+			g := newGH(t)
+			in := map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbx}
+			if tc.fixHost != "" {
+				in["INPUT_FIX_HOST"] = tc.fixHost
+			}
+			r := g.run("install.sh", t.TempDir(), in, bin)
+			b, _ := os.ReadFile(log)
+			if got := strings.Split(strings.TrimSpace(string(b)), "\n"); strings.Join(got, "\n") != strings.Join(tc.log, "\n") {
+				t.Errorf("ran:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.log, "\n"))
+			}
+			if tc.ok {
+				if r.code != 0 || !strings.Contains(r.stdout, "the full sandbox starts here (with the AppArmor profile") {
+					t.Errorf("exit %d, want 0 and the full sandbox", r.code)
+				}
+				return
+			}
+			if r.code != 1 || !strings.Contains(r.stderr, "::error") || !strings.Contains(r.stderr, "(fake)") {
+				t.Errorf("exit %d, want 1 and an ::error with sbx's reason", r.code)
+			}
+		})
+	}
+	g := newGH(t)
+	sbx, bin, _ := fakeAppArmorHost(t, "apparmor-userns", "ok", "ok")
+	r := g.run("install.sh", t.TempDir(), map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbx, "INPUT_FIX_HOST": "maybe"}, bin)
+	if r.code != 1 || !strings.Contains(r.stderr, "fix-host 'maybe': use true or false") {
+		t.Errorf("fix-host maybe: exit %d", r.code)
 	}
 }

@@ -11,6 +11,12 @@
 #   INPUT_SBX_PATH     an existing binary, for install=path
 #   INPUT_ARGS, INPUT_SETTINGS  only read to see whether --weaker-nested
 #                      (or enableWeakerNestedSandbox) was asked for
+#   INPUT_FIX_HOST     true (default) | false: where the sandbox cannot start
+#                      because AppArmor restricts user namespaces (Ubuntu
+#                      23.10+, GitHub's ubuntu-24.04 runners) and sudo needs
+#                      no password, run `sbx doctor --fix --yes` (an AppArmor
+#                      profile that grants this sbx binary user namespaces,
+#                      nothing else) and try again
 #
 # Exit status 0 when sbx is installed and its sandbox can start; 1 otherwise,
 # with the reason as an ::error workflow command.
@@ -44,6 +50,11 @@ one_line install "${INPUT_INSTALL:-}"
 one_line version "${INPUT_VERSION:-}"
 one_line release-url "${INPUT_RELEASE_URL:-}"
 one_line sbx-path "${INPUT_SBX_PATH:-}"
+case ${INPUT_FIX_HOST:-true} in
+[Tt]rue | TRUE) fix_host=yes ;;
+[Ff]alse | FALSE) fix_host=no ;;
+*) die "fix-host '${INPUT_FIX_HOST}': use true or false" ;;
+esac
 
 method=${INPUT_INSTALL:-release}
 version=${INPUT_VERSION:-latest}
@@ -183,6 +194,23 @@ if smoke=$("$sbx" --quiet-violations -c true 2>&1); then
 	exit 0
 fi
 printf 'sbx -c true: %s\n' "$smoke" >&2
+# AppArmor's restriction (GitHub's Ubuntu 24.04 runners) has a narrow fix:
+# a profile that grants this one binary user namespaces. Where sudo needs no
+# password, apply it and try again, so that a workflow needs no step of its
+# own. Never the sysctl that lifts the restriction for every program.
+if [ "$fix_host" = yes ] && grep -qE '^diagnosis: +apparmor-userns:' <<<"$doctor" &&
+	command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
+	echo "sbx: AppArmor restricts user namespaces here; sbx doctor --fix --yes installs a profile that grants them to $sbx only"
+	if "$sbx" doctor --fix --yes; then
+		if smoke=$("$sbx" --quiet-violations -c true 2>&1); then
+			echo "sbx: installed $sbx; the full sandbox starts here (with the AppArmor profile sbx doctor --fix installed)"
+			exit 0
+		fi
+		printf 'sbx -c true, after sbx doctor --fix: %s\n' "$smoke" >&2
+	else
+		echo "sbx: sbx doctor --fix --yes failed (its error is above)" >&2
+	fi
+fi
 weaker=no
 if [[ " ${INPUT_ARGS:-} " =~ [[:space:]]--weaker-nested[[:space:]=] ]]; then
 	weaker=yes
@@ -199,4 +227,4 @@ if [ "$weaker" = yes ]; then
 	printf 'sbx --weaker-nested -c true: %s\n' "$smoke" >&2
 	die "sbx cannot sandbox anything on this runner, not even with --weaker-nested (Landlock or seccomp missing?): $smoke. See the doctor output above and $readme"
 fi
-die "sbx cannot start its sandbox on this runner ($smoke). The doctor output above says why and how to fix it (on Ubuntu 24.04: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 in a step before this one); or pass args: --weaker-nested to accept Landlock + seccomp only. See $readme"
+die "sbx cannot start its sandbox on this runner ($smoke). The doctor output above says why and how to fix it (sbx doctor --fix prints the commands, which need root: where sudo asks for a password the action cannot run them); or pass args: --weaker-nested to accept Landlock + seccomp only. See $readme"

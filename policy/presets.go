@@ -27,7 +27,7 @@ import (
 // resolved through symlinks; Build does that for every writable path.
 
 // PresetNames are the preset names, in the order they are documented.
-// RegistryDomains accepts the same names.
+// RegistryDomains accepts the same names, and RegistryNames.
 var PresetNames = []string{"node", "go", "python", "rust", "dotnet", "java"}
 
 // PresetDir is one cache location a preset makes writable.
@@ -115,6 +115,21 @@ var registryDomains = map[string][]string{
 	"rust":   {"index.crates.io", "static.crates.io", "crates.io"},
 	"dotnet": {"api.nuget.org"},
 	"java":   {"repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "services.gradle.org"},
+}
+
+// RegistryNames are the registries' own names, which --allow-registry
+// takes as well as the ecosystems' (PresetNames), in the order they are
+// documented; registryEcosystem maps each to its ecosystem. A registry
+// name opens its ecosystem's whole list: npm and yarn share one registry
+// (registry.yarnpkg.com serves the npm registry), and Maven Central is
+// where Gradle builds fetch their dependencies, as the Gradle plugin
+// portal and distribution server are where its builds start. The Go
+// module proxy is "goproxy" (or "go", the ecosystem's name).
+var RegistryNames = []string{"npm", "yarn", "pypi", "crates", "nuget", "maven", "gradle", "goproxy"}
+
+var registryEcosystem = map[string]string{
+	"npm": "node", "yarn": "node", "pypi": "python", "crates": "rust",
+	"nuget": "dotnet", "maven": "java", "gradle": "java", "goproxy": "go",
 }
 
 // PresetDirs resolves the cache directories of the named preset from the
@@ -230,13 +245,19 @@ func resolveCache(c presetCache, env map[string]string, home string) (string, st
 }
 
 // RegistryDomains returns the public registry domains of an ecosystem,
-// for --allow-registry NAME; the names are PresetNames. The slice is the
-// caller's to keep. Nothing here contacts the domains. An unknown name is
-// an error that lists the known ones.
+// for --allow-registry NAME; the names are PresetNames (the ecosystems)
+// and RegistryNames (the registries, each giving its ecosystem's
+// domains). The slice is the caller's to keep. Nothing here contacts the
+// domains. An unknown name is an error that lists both kinds.
 func RegistryDomains(name string) ([]string, error) {
-	d, ok := registryDomains[name]
+	eco := name
+	if e, ok := registryEcosystem[name]; ok {
+		eco = e
+	}
+	d, ok := registryDomains[eco]
 	if !ok {
-		return nil, fmt.Errorf("registry %q is unknown; use one of %s", name, strings.Join(PresetNames, ", "))
+		return nil, fmt.Errorf("registry %q is unknown; use an ecosystem (%s) or a registry (%s)",
+			name, strings.Join(PresetNames, ", "), strings.Join(RegistryNames, ", "))
 	}
 	return append([]string(nil), d...), nil
 }

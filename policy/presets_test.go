@@ -300,6 +300,19 @@ func TestRegistryDomains(t *testing.T) {
 			t.Errorf("RegistryDomains(%q) = %q, %v; want %q", name, got, err, w)
 		}
 	}
+	// A registry's own name gives its ecosystem's domains.
+	for reg, eco := range map[string]string{
+		"npm": "node", "yarn": "node", "pypi": "python", "crates": "rust", "nuget": "dotnet",
+		"maven": "java", "gradle": "java", "goproxy": "go",
+	} {
+		got, err := RegistryDomains(reg)
+		if err != nil || !reflect.DeepEqual(got, want[eco]) {
+			t.Errorf("RegistryDomains(%q) = %q, %v; want %s's %q", reg, got, err, eco, want[eco])
+		}
+	}
+	if len(RegistryNames) != len(registryEcosystem) {
+		t.Errorf("RegistryNames %q and registryEcosystem %v differ", RegistryNames, registryEcosystem)
+	}
 	// The result is the caller's: changing it changes nothing here.
 	got, _ := RegistryDomains("go")
 	got[0] = "evil.example"
@@ -309,9 +322,9 @@ func TestRegistryDomains(t *testing.T) {
 }
 
 func TestRegistryUnknown(t *testing.T) {
-	for _, name := range []string{"", "npm", "PYTHON"} {
+	for _, name := range []string{"", "NPM", "PYTHON", "npmjs", "golang"} {
 		d, err := RegistryDomains(name)
-		want := `registry "` + name + `" is unknown; use one of node, go, python, rust, dotnet, java`
+		want := `registry "` + name + `" is unknown; use an ecosystem (node, go, python, rust, dotnet, java) or a registry (npm, yarn, pypi, crates, nuget, maven, gradle, goproxy)`
 		if err == nil || err.Error() != want || d != nil {
 			t.Errorf("RegistryDomains(%q) = %v, %v; want error %q", name, d, err, want)
 		}

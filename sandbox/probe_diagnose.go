@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
@@ -32,6 +34,64 @@ type Diagnosis struct {
 type Fix struct {
 	Say      string   `json:"say"`
 	Commands []string `json:"commands,omitempty"`
+	// Steps are Commands as `sbx doctor --fix --yes` runs them, one for
+	// each command: only the fix that --fix applies has them (the first
+	// fix of apparmor-userns, userns-clone and max-user-namespaces; a
+	// system-wide fallback never has).
+	Steps []Step `json:"steps,omitempty"`
+	// Sudo: the steps need root and the snapshot was not taken as root,
+	// so they run through sudo (the commands say "sudo ").
+	Sudo bool `json:"sudo,omitempty"`
+}
+
+// Step is one command of a fix: its argv, and what it reads on standard
+// input (a file's contents for tee).
+type Step struct {
+	Argv  []string `json:"argv"`
+	Stdin string   `json:"stdin,omitempty"`
+}
+
+// Command is the step as a shell command to paste: argv quoted where it
+// needs it, after prefix ("sudo " or ""); one line of input is piped in
+// with echo, more lines come from a here-document. tee's copy of its
+// input to standard output is discarded.
+func (s Step) Command(prefix string) string {
+	q := make([]string, len(s.Argv))
+	for i, a := range s.Argv {
+		q[i] = shellWord(a)
+	}
+	c := prefix + strings.Join(q, " ")
+	switch {
+	case s.Stdin == "":
+		return c
+	case !strings.Contains(strings.TrimSuffix(s.Stdin, "\n"), "\n"):
+		return "echo " + shellWord(strings.TrimSuffix(s.Stdin, "\n")) + " | " + c + " >/dev/null"
+	}
+	return c + " >/dev/null <<'EOF'\n" + s.Stdin + "EOF"
+}
+
+// shellWord quotes a word for sh where it needs it.
+func shellWord(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-=,:@%") == "" {
+		return w
+	}
+	return shellQuote(w)
+}
+
+// steps makes a fix that --fix can apply: its commands are its steps'.
+func (h *host) steps(say string, st ...Step) Fix {
+	f := Fix{Say: say, Steps: st, Sudo: h.sudo != ""}
+	for _, x := range st {
+		f.Commands = append(f.Commands, x.Command(h.sudo))
+	}
+	return f
+}
+
+// sysctlSteps set a sysctl now and append it to sysctlFile for every boot.
+func (h *host) sysctlSteps(say, name, value string) Fix {
+	return h.steps(say,
+		Step{Argv: []string{"sysctl", "-w", name + "=" + value}},
+		Step{Argv: []string{"tee", "-a", h.s.Root + sysctlFile}, Stdin: name + " = " + value + "\n"})
 }
 
 // HostSnapshot is everything Diagnose looks at: the files of SnapshotPaths
@@ -57,6 +117,9 @@ type HostSnapshot struct {
 	// Exe is the sbx binary's path with symlinks resolved (what an
 	// AppArmor profile must name).
 	Exe string
+	// Root is prefixed to the paths the fixes write (/etc/…): "" on a
+	// real host; tests write under a temporary directory.
+	Root string
 }
 
 // The files Diagnose reads.
@@ -300,13 +363,7 @@ func (h *host) diagnose() Diagnosis {
 				ID:       "max-user-namespaces",
 				Message:  "user.max_user_namespaces is 0: the kernel lets nobody create a user namespace" + h.errnoNote(),
 				Evidence: []string{pathMaxUserNS + ": 0", h.probeEvidence()},
-				Fixes: []Fix{{
-					Say: "allow user namespaces (now, and at every boot)",
-					Commands: []string{
-						h.sudo + "sysctl -w user.max_user_namespaces=15000",
-						"echo 'user.max_user_namespaces = 15000' | " + h.sudo + "tee -a " + sysctlFile,
-					},
-				}},
+				Fixes:    []Fix{h.sysctlSteps("allow user namespaces (now, and at every boot)", "user.max_user_namespaces", "15000")},
 			})
 		case !h.privileged && h.sysctl(pathUsernsClone) == "0":
 			h.drop("kernel.unprivileged_userns_clone")
@@ -314,13 +371,7 @@ func (h *host) diagnose() Diagnosis {
 				ID:       "userns-clone",
 				Message:  "kernel.unprivileged_userns_clone is 0 (Debian's switch): only root may create user namespaces" + h.errnoNote(),
 				Evidence: []string{pathUsernsClone + ": 0", h.probeEvidence()},
-				Fixes: []Fix{{
-					Say: "let unprivileged users create user namespaces (now, and at every boot)",
-					Commands: []string{
-						h.sudo + "sysctl -w kernel.unprivileged_userns_clone=1",
-						"echo 'kernel.unprivileged_userns_clone = 1' | " + h.sudo + "tee -a " + sysctlFile,
-					},
-				}},
+				Fixes:    []Fix{h.sysctlSteps("let unprivileged users create user namespaces (now, and at every boot)", "kernel.unprivileged_userns_clone", "1")},
 			})
 		case !h.privileged && h.sysctl(pathAppArmorRestrict) == "1" && !h.confinedByProfile():
 			h.drop("kernel.apparmor_restrict_unprivileged_userns")
@@ -357,7 +408,7 @@ func (h *host) diagnose() Diagnosis {
 					Say: "raise the limit (this cannot lift the nesting limit)",
 					Commands: []string{
 						h.sudo + "sysctl -w user.max_user_namespaces=15000",
-						"echo 'user.max_user_namespaces = 15000' | " + h.sudo + "tee -a " + sysctlFile,
+						"echo 'user.max_user_namespaces = 15000' | " + h.sudo + "tee -a " + sysctlFile + " >/dev/null",
 					},
 				}},
 			})
@@ -473,34 +524,45 @@ func (h *host) withWeaker(d Diagnosis) Diagnosis {
 	return d
 }
 
-func (h *host) appArmorDiagnosis() Diagnosis {
-	exe := h.s.Exe
-	if exe == "" {
-		exe = "/usr/local/bin/sbx"
-	}
+// AppArmorProfile is the profile `sbx doctor --fix` writes for the sbx
+// binary at exe (its real path): its name and the file it goes into under
+// /etc/apparmor.d, both "sbx-" and the first 12 hex digits of the path's
+// SHA-256 (one profile for each installed binary), and the text. The
+// profile grants the binary user namespaces and nothing else: unconfined,
+// as the binary was without it, plus the userns rule that
+// kernel.apparmor_restrict_unprivileged_userns asks for (as Ubuntu's own
+// profile for bwrap does).
+func AppArmorProfile(exe string) (name, text string) {
+	sum := sha256.Sum256([]byte(exe))
+	name = "sbx-" + hex.EncodeToString(sum[:])[:12]
 	if strings.IndexFunc(exe, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._+-", r))
 	}) >= 0 {
 		exe = strconv.Quote(exe)
 	}
-	profile := "abi <abi/4.0>,\ninclude <tunables/global>\n\nprofile sbx " + exe + " flags=(unconfined) {\n  userns,\n\n  # Site-specific additions and overrides. See local/README for details.\n  include if exists <local/sbx>\n}\n"
+	return name, "abi <abi/4.0>,\ninclude <tunables/global>\n\n# sbx doctor --fix: user namespaces for this sbx binary, nothing else.\nprofile " + name + " " + exe + " flags=(unconfined) {\n  userns,\n}\n"
+}
+
+func (h *host) appArmorDiagnosis() Diagnosis {
+	exe := h.s.Exe
+	if exe == "" {
+		exe = "/usr/local/bin/sbx"
+	}
+	name, profile := AppArmorProfile(exe)
+	file := h.s.Root + "/etc/apparmor.d/" + name
 	return h.withWeaker(Diagnosis{
 		ID:       "apparmor-userns",
 		Message:  "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu's default since 23.10) and no profile allows them to sbx" + h.errnoNote(),
 		Evidence: []string{pathAppArmorRestrict + ": 1", h.probeEvidence()},
 		Fixes: []Fix{
-			{
-				Say: "an AppArmor profile that allows user namespaces to this sbx binary only (update it if the binary moves)",
-				Commands: []string{
-					h.sudo + "tee /etc/apparmor.d/sbx >/dev/null <<'EOF'\n" + profile + "EOF",
-					h.sudo + "apparmor_parser -r /etc/apparmor.d/sbx",
-				},
-			},
+			h.steps("an AppArmor profile that allows user namespaces to this sbx binary only, "+exe+" (update it if the binary moves)",
+				Step{Argv: []string{"tee", file}, Stdin: profile},
+				Step{Argv: []string{"apparmor_parser", "-r", file}}),
 			{
 				Say: "or lift the restriction system-wide (weaker: every program may then create user namespaces)",
 				Commands: []string{
 					h.sudo + "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
-					"echo 'kernel.apparmor_restrict_unprivileged_userns = 0' | " + h.sudo + "tee -a " + sysctlFile,
+					"echo 'kernel.apparmor_restrict_unprivileged_userns = 0' | " + h.sudo + "tee -a " + sysctlFile + " >/dev/null",
 				},
 			},
 		},

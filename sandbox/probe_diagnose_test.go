@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,15 +89,16 @@ type diagnosisCase struct {
 	absent []string
 }
 
-const appArmorProfile = `sudo tee /etc/apparmor.d/sbx >/dev/null <<'EOF'
+// appArmorProfile is the profile for /usr/local/bin/sbx: its name is
+// "sbx-" and the start of the path's SHA-256, and it grants userns and
+// nothing else.
+const appArmorProfile = `sudo tee /etc/apparmor.d/sbx-f0bc4de1395e >/dev/null <<'EOF'
 abi <abi/4.0>,
 include <tunables/global>
 
-profile sbx /usr/local/bin/sbx flags=(unconfined) {
+# sbx doctor --fix: user namespaces for this sbx binary, nothing else.
+profile sbx-f0bc4de1395e /usr/local/bin/sbx flags=(unconfined) {
   userns,
-
-  # Site-specific additions and overrides. See local/README for details.
-  include if exists <local/sbx>
 }
 EOF`
 
@@ -117,9 +119,9 @@ func TestDoctorFixtures(t *testing.T) {
 			message: []string{"AppArmor restricts unprivileged user namespaces", "kernel.apparmor_restrict_unprivileged_userns=1", "EPERM"},
 			commands: []string{
 				appArmorProfile,
-				"sudo apparmor_parser -r /etc/apparmor.d/sbx",
+				"sudo apparmor_parser -r /etc/apparmor.d/sbx-f0bc4de1395e",
 				"sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
-				"echo 'kernel.apparmor_restrict_unprivileged_userns = 0' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf",
+				"echo 'kernel.apparmor_restrict_unprivileged_userns = 0' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf >/dev/null",
 				"sbx --weaker-nested [flags] -- COMMAND",
 			},
 			weaker:   true,
@@ -130,7 +132,7 @@ func TestDoctorFixtures(t *testing.T) {
 			message: []string{"kernel.unprivileged_userns_clone is 0"},
 			commands: []string{
 				"sudo sysctl -w kernel.unprivileged_userns_clone=1",
-				"echo 'kernel.unprivileged_userns_clone = 1' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf",
+				"echo 'kernel.unprivileged_userns_clone = 1' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf >/dev/null",
 			},
 			weaker: true,
 		},
@@ -139,7 +141,7 @@ func TestDoctorFixtures(t *testing.T) {
 			message: []string{"user.max_user_namespaces is 0", "ENOSPC"},
 			commands: []string{
 				"sudo sysctl -w user.max_user_namespaces=15000",
-				"echo 'user.max_user_namespaces = 15000' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf",
+				"echo 'user.max_user_namespaces = 15000' | sudo tee -a /etc/sysctl.d/99-sbx-userns.conf >/dev/null",
 			},
 			weaker: true,
 		},
@@ -266,7 +268,7 @@ func TestDoctorDiagnoseRules(t *testing.T) {
 			HostSnapshot{Files: map[string]string{pathStatus: root, pathMaxUserNS: "0\n"}, UsernsError: "x", UsernsErrno: syscall.ENOSPC, LandlockABI: 1, Seccomp: true},
 			diagnosisCase{id: "max-user-namespaces", weaker: true, commands: []string{
 				"sysctl -w user.max_user_namespaces=15000",
-				"echo 'user.max_user_namespaces = 15000' | tee -a /etc/sysctl.d/99-sbx-userns.conf"}}},
+				"echo 'user.max_user_namespaces = 15000' | tee -a /etc/sysctl.d/99-sbx-userns.conf >/dev/null"}}},
 		{"the kernel's count check before Debian's and AppArmor's switches",
 			eperm(map[string]string{pathStatus: user, pathMaxUserNS: "0", pathUsernsClone: "0", pathAppArmorRestrict: "1"}),
 			diagnosisCase{id: "max-user-namespaces", weaker: true,
@@ -275,7 +277,7 @@ func TestDoctorDiagnoseRules(t *testing.T) {
 			HostSnapshot{Files: map[string]string{pathStatus: user, pathAppArmorRestrict: "1", pathAppArmorLabel: "unconfined\n"},
 				UsernsError: "x", UsernsErrno: syscall.EACCES, Exe: "/home/a b/sbx"},
 			diagnosisCase{id: "apparmor-userns", message: []string{"EACCES", "--weaker-nested cannot run either: Landlock is unavailable"},
-				commands: []string{"sudo apparmor_parser -r /etc/apparmor.d/sbx"}}},
+				commands: []string{"sudo apparmor_parser -r /etc/apparmor.d/sbx-d0d1a771bea8"}}},
 		{"a process under another AppArmor profile: that profile decides, not the switch",
 			eperm(map[string]string{pathStatus: user, pathAppArmorRestrict: "1", pathAppArmorLabel: "snap.foo.foo (enforce)"}),
 			diagnosisCase{id: "userns-failed", weaker: true}},
@@ -325,7 +327,66 @@ func TestDoctorDiagnoseRules(t *testing.T) {
 	}
 	// The quoted path, whole.
 	d := Diagnose(HostSnapshot{Files: map[string]string{pathStatus: user, pathAppArmorRestrict: "1"}, UsernsError: "x", Exe: "/home/a b/sbx"})
-	if !strings.Contains(d.Fixes[0].Commands[0], "\nprofile sbx \"/home/a b/sbx\" flags=(unconfined) {\n  userns,\n") {
+	if !strings.Contains(d.Fixes[0].Commands[0], "\nprofile sbx-d0d1a771bea8 \"/home/a b/sbx\" flags=(unconfined) {\n  userns,\n}\nEOF") {
 		t.Errorf("the profile does not name the quoted path: %q", d.Fixes[0].Commands[0])
+	}
+}
+
+// TestDoctorFixSteps: the three causes `sbx doctor --fix` applies carry
+// steps (argv and standard input) under the snapshot's Root, through sudo
+// unless the snapshot was taken as root, and their printed commands are
+// exactly the steps'; the AppArmor fallback (the system-wide sysctl) and
+// --weaker-nested carry none, so --fix never applies them.
+func TestDoctorFixSteps(t *testing.T) {
+	const user = "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nSeccomp:\t0\n"
+	const root = "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nSeccomp:\t0\n"
+	snap := func(status, path, value string) HostSnapshot {
+		return HostSnapshot{Files: map[string]string{pathStatus: status, path: value}, UsernsError: "x", UsernsErrno: syscall.EPERM,
+			LandlockABI: 4, Seccomp: true, Exe: "/opt/bin/sbx", Root: "/tmp/r"}
+	}
+	name, profile := AppArmorProfile("/opt/bin/sbx")
+	for _, tc := range []struct {
+		s     HostSnapshot
+		id    string
+		sudo  bool
+		steps []Step
+	}{
+		{snap(user, pathAppArmorRestrict, "1"), "apparmor-userns", true, []Step{
+			{Argv: []string{"tee", "/tmp/r/etc/apparmor.d/" + name}, Stdin: profile},
+			{Argv: []string{"apparmor_parser", "-r", "/tmp/r/etc/apparmor.d/" + name}}}},
+		{snap(user, pathUsernsClone, "0"), "userns-clone", true, []Step{
+			{Argv: []string{"sysctl", "-w", "kernel.unprivileged_userns_clone=1"}},
+			{Argv: []string{"tee", "-a", "/tmp/r/etc/sysctl.d/99-sbx-userns.conf"}, Stdin: "kernel.unprivileged_userns_clone = 1\n"}}},
+		{snap(root, pathMaxUserNS, "0"), "max-user-namespaces", false, []Step{
+			{Argv: []string{"sysctl", "-w", "user.max_user_namespaces=15000"}},
+			{Argv: []string{"tee", "-a", "/tmp/r/etc/sysctl.d/99-sbx-userns.conf"}, Stdin: "user.max_user_namespaces = 15000\n"}}},
+	} {
+		d := Diagnose(tc.s)
+		if d.ID != tc.id {
+			t.Fatalf("%s: diagnosed %s", tc.id, d.ID)
+		}
+		f := d.Fixes[0]
+		if f.Sudo != tc.sudo || !reflect.DeepEqual(f.Steps, tc.steps) {
+			t.Errorf("%s: sudo %v, steps %q; want %v, %q", tc.id, f.Sudo, f.Steps, tc.sudo, tc.steps)
+		}
+		prefix := map[bool]string{true: "sudo ", false: ""}[tc.sudo]
+		for i, st := range f.Steps {
+			if i >= len(f.Commands) || f.Commands[i] != st.Command(prefix) {
+				t.Errorf("%s: command %d is not its step's: %q", tc.id, i, f.Commands)
+			}
+		}
+		for _, other := range d.Fixes[1:] {
+			if len(other.Steps) > 0 {
+				t.Errorf("%s: the fix %q has steps; only the first is --fix's", tc.id, other.Say)
+			}
+		}
+	}
+	want := "abi <abi/4.0>,\ninclude <tunables/global>\n\n# sbx doctor --fix: user namespaces for this sbx binary, nothing else.\n" +
+		"profile sbx-c9e5afda2e61 /opt/bin/sbx flags=(unconfined) {\n  userns,\n}\n"
+	if name != "sbx-c9e5afda2e61" || profile != want {
+		t.Errorf("the profile grants more than userns, or names another binary:\n%s", profile)
+	}
+	if got := (Step{Argv: []string{"tee", "a b", "it's"}, Stdin: "one\n"}).Command("sudo "); got != `echo one | sudo tee 'a b' 'it'\''s' >/dev/null` {
+		t.Errorf("quoting: %s", got)
 	}
 }

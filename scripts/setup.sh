@@ -2,6 +2,9 @@
 # Sets up a fresh Debian/Ubuntu machine to build and test sbx, and builds
 # ./bin/sbx. Installs libseccomp-dev, pkg-config and gcc when missing (needs
 # root for that), and creates the unprivileged user the tests also run as.
+# It writes nothing git tracks into the checkout (bin/ is ignored), so that
+# after the README's quick start `git status --porcelain` is empty and
+# scripts/release.sh, which refuses a tree with changes, can run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH

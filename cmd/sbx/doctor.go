@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -76,10 +77,15 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fail(stderr, "usage: sbx doctor [--json]")
+	fix := fs.Bool("fix", false, "")
+	yes := fs.Bool("yes", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*yes && !*fix) || (*fix && *asJSON) {
+		return fail(stderr, "usage: sbx doctor [--json | --fix [--yes]]")
 	}
 	r := sandbox.Probe()
+	if *fix {
+		return doctorFix(r.Diagnosis, fixer{exe: realExe(), env: os.Environ(), yes: *yes, stdout: stdout, stderr: stderr})
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -52,6 +52,9 @@ func writeDiagnosis(w io.Writer, d sandbox.Diagnosis) {
 			fmt.Fprintln(w, c)
 		}
 	}
+	if len(d.Fixes) > 0 && len(d.Fixes[0].Steps) > 0 {
+		fmt.Fprintf(w, "%ssbx doctor --fix --yes runs the first fix (as root, or through sudo -n) and checks it.\n", doctorIndent)
+	}
 	if d.ID != "ok" && d.ID != "not-linux" {
 		fmt.Fprintf(w, "%sSee the README, \"When sbx cannot start\".\n", doctorIndent)
 	}

@@ -172,9 +172,14 @@ func TestDoctorHintsText(t *testing.T) {
 	var b bytes.Buffer
 	writeDiagnosis(&b, d)
 	out := b.String()
-	want := "\nsudo tee /etc/apparmor.d/sbx >/dev/null <<'EOF'\nabi <abi/4.0>,\ninclude <tunables/global>\n\nprofile sbx /usr/bin/sbx flags=(unconfined) {\n  userns,\n\n  # Site-specific additions and overrides. See local/README for details.\n  include if exists <local/sbx>\n}\nEOF\nsudo apparmor_parser -r /etc/apparmor.d/sbx\n"
+	want := "\nsudo tee /etc/apparmor.d/sbx-0e45138f35cc >/dev/null <<'EOF'\nabi <abi/4.0>,\ninclude <tunables/global>\n\n" +
+		"# sbx doctor --fix: user namespaces for this sbx binary, nothing else.\nprofile sbx-0e45138f35cc /usr/bin/sbx flags=(unconfined) {\n  userns,\n}\nEOF\n" +
+		"sudo apparmor_parser -r /etc/apparmor.d/sbx-0e45138f35cc\n"
 	if !strings.HasPrefix(out, "diagnosis:        apparmor-userns: ") || strings.Count(out, "diagnosis:") != 1 || !strings.Contains(out, want) {
 		t.Errorf("got\n%s\nwant one diagnosis line and\n%s", out, want)
+	}
+	if !strings.Contains(out, "\n                  sbx doctor --fix --yes runs the first fix (as root, or through sudo -n) and checks it.\n") {
+		t.Errorf("doctor does not point to --fix:\n%s", out)
 	}
 	if strings.Count(out, "\nfix:") != 3 {
 		t.Errorf("want three fixes (profile, sysctl, --weaker-nested):\n%s", out)

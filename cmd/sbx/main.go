@@ -2,7 +2,7 @@
 //
 //	sbx [flags] -- COMMAND [ARG...]
 //	sbx [flags] -c 'STRING'
-//	sbx doctor [--json]
+//	sbx doctor [--json | --fix [--yes]]
 //	sbx version
 //
 // It is thin wiring: flags and settings become a policy.Policy, the Policy
@@ -354,6 +354,8 @@ const usage = `sbx — run a command in a sandbox
   sbx [flags] -- COMMAND [ARG...]
   sbx [flags] -c 'STRING'          runs /bin/sh -c STRING
   sbx doctor [--json]              what this kernel supports, the mode sbx will use
+  sbx doctor --fix [--yes]         print (--yes: run, as root or with sudo -n) the fix for
+                                   why sbx cannot start here, then check it
   sbx version
 
 Policy:
@@ -372,7 +374,8 @@ Policy:
                          program and a minimal runtime (/usr /bin /sbin /lib* /etc)
   --preset NAME          make a toolchain's caches writable: node go python rust dotnet
                          java (repeatable; creates a missing cache 0700)
-  --allow-registry NAME  allow the ecosystem's public registry domains (same names)
+  --allow-registry NAME  allow an ecosystem's public registry domains: the preset names, or
+                         a registry's: npm yarn pypi crates nuget maven gradle goproxy
   --allow-read PATH      re-open PATH inside a denied region (filesystem.allowRead)
   --deny-read PATH       hide PATH (filesystem.denyRead)
   --allow-write PATH     make PATH writable (filesystem.allowWrite)
