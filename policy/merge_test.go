@@ -412,9 +412,14 @@ func TestTrustBoundary(t *testing.T) {
 	})
 	t.Run("a subdirectory of a checkout is in the checkout", func(t *testing.T) {
 		in := input(t)
-		// in.Cwd's parent holds .git: a file there is the repository's.
-		top := filepath.Dir(in.Cwd)
-		if err := os.Mkdir(filepath.Join(top, ".git"), 0o755); err != nil {
+		// The working directory's parent holds .git: a file there is
+		// the repository's.
+		top := filepath.Join(t.TempDir(), "repo")
+		in.Cwd = filepath.Join(top, "sub")
+		if err := os.MkdirAll(filepath.Join(top, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(in.Cwd, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		f := filepath.Join(top, "sbx.json")
