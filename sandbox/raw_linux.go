@@ -359,6 +359,11 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
 
 	attr.Early = early
+	// Signals must reach the command from its first instruction on: a
+	// SIGTERM that came before Notify took effect would kill the
+	// supervisor (Go's default for an unhandled SIGTERM) instead of
+	// being forwarded, and the lifeline would then SIGKILL the sandbox.
+	<-notified
 	proc, startErr := rawexec.Start(&prog, attr)
 	afterStart(pl)
 	lifeR.Close()
