@@ -515,6 +515,10 @@ func TestProtectedNamesInHomeInsideRegion(t *testing.T) {
 				t.Fatalf("%q: %s was made on the host", flags, n)
 			}
 		}
+		// The pins sbx made are not the command's writes.
+		if b, _ := os.ReadFile(vio); strings.Contains(string(b), "/.profile") || (flags[0] == "--undeclared-writes") != strings.Contains(string(b), home+"/notes") {
+			t.Fatalf("%q: records: %s", flags, b)
+		}
 		os.Remove(filepath.Join(home, "notes"))
 	}
 }
