@@ -98,8 +98,10 @@ type Spec struct {
 	// value.
 	Extract *regexp.Regexp
 	// OnExtractNoMatch is what happens when Extract matches nothing, or when
-	// DecodeJWT finds no JWT: "warn" (or empty: keep the value as is and say
-	// so in the note), "deny" (remove the value entirely) or "error".
+	// DecodeJWT finds that the value, or any one captured span, is not a
+	// JWT: "warn" (or empty: mask what can be masked, keep the rest as is
+	// and say so in the note), "deny" (remove the value entirely) or
+	// "error".
 	OnExtractNoMatch string
 	// DecodeJWT says the value (or each captured span) is a JWT: it is
 	// replaced by a structurally valid fake JWT (srt's decode: "jwt").
@@ -143,9 +145,11 @@ type Spec struct {
 // and its Real the real token, so a request carrying the fake token gets the
 // real one. The claim sentinels inside the fake payload are NOT secrets of
 // their own and are never injected: a command that decodes the fake token
-// and sends a claim on its own sends the sentinel. A value (or span) that is
-// not a JWT is left as is; when nothing was masked, OnExtractNoMatch decides
-// as above.
+// and sends a claim on its own sends the sentinel. A value, or any one
+// captured span, that is not a JWT makes OnExtractNoMatch decide as above,
+// even when other spans are JWTs: "deny" removes the whole value (no
+// secrets), "error" refuses, and "warn" returns the value with the JWT spans
+// masked (and their secrets) and the others as they are, with a note.
 //
 // Neither the error nor the note ever contains the real value.
 func Mask(value string, s Spec) (masked string, secrets []Secret, removed bool, note string, err error) {
@@ -260,27 +264,35 @@ func (m *masker) extract(value string) (string, []Secret, bool, string, error) {
 		last = en
 		n++
 	}
-	if n == 0 {
-		if notJWT > 0 {
-			return m.noMatch(value, "no captured span is a maskable JWT")
-		}
+	b.WriteString(value[last:])
+	switch {
+	case notJWT > 0 && n == 0:
+		return m.noMatch(value, "no captured span is a maskable JWT")
+	case notJWT > 0:
+		// Every capture that cannot be masked counts, not only the case
+		// where none can: an OAuth cache holds a JWT access token next
+		// to an opaque refresh token, and the refresh token must not
+		// slip in because its neighbour was masked.
+		return m.noMatch(b.String(), fmt.Sprintf("%d of %d captured spans are not maskable JWTs", notJWT, n+notJWT))
+	case n == 0:
 		return m.noMatch(value, "extract pattern matched nothing")
 	}
-	if notJWT > 0 {
-		m.note("%d captured span(s) are not JWTs and were left unmasked", notJWT)
-	}
-	b.WriteString(value[last:])
 	return b.String(), m.secrets, false, m.noteText(), nil
 }
 
-// noMatch applies OnExtractNoMatch. why never contains the value.
-func (m *masker) noMatch(value, why string) (string, []Secret, bool, string, error) {
+// noMatch applies OnExtractNoMatch when some or all of the value could
+// not be masked: "deny" removes the whole value (and drops the secrets
+// made so far), "error" refuses, "warn" returns partial — the value with
+// whatever could be masked masked — and the secrets made for it. why
+// never contains the value.
+func (m *masker) noMatch(partial, why string) (string, []Secret, bool, string, error) {
 	switch m.spec.OnExtractNoMatch {
 	case "deny":
 		return "", nil, true, m.spec.Name + ": " + why + "; value removed", nil
 	case "error":
 		return "", nil, false, "", fmt.Errorf("credentials: %s: %s", m.spec.Name, why)
 	default: // "warn", ""
-		return value, nil, false, m.spec.Name + ": " + why + "; value left unmasked", nil
+		m.note("%s; left unmasked", why)
+		return partial, m.secrets, false, m.noteText(), nil
 	}
 }

@@ -529,3 +529,47 @@ func TestSecretNeverPrintsReal(t *testing.T) {
 		t.Fatalf("%%#v = %#v", s)
 	}
 }
+
+// TestMaskExtractJWTEveryCapture: with extract and decode "jwt", every
+// captured span that is not a JWT follows onExtractNoMatch, not just the
+// case where no span is one. The realistic shape is an OAuth cache with a
+// JWT access token next to an opaque refresh token.
+func TestMaskExtractJWTEveryCapture(t *testing.T) {
+	access := makeJWT(jwtHeader, jwtPayload, 32)
+	const refresh = "opaqueREFRESHtoken0123456789"
+	value := `{"access_token":"` + access + `","refresh_token":"` + refresh + `"}`
+	re := regexp.MustCompile(`"(?:access|refresh)_token":"([^"]+)"`)
+	mask := func(mode string) maskResult {
+		var r maskResult
+		r.masked, r.secrets, r.removed, r.note, r.err = Mask(value, Spec{Name: "oauth.json", Extract: re, DecodeJWT: true, OnExtractNoMatch: mode})
+		if r.err != nil && (strings.Contains(r.err.Error(), refresh) || strings.Contains(r.err.Error(), access)) {
+			t.Errorf("%s: the error contains a real value", mode)
+		}
+		if strings.Contains(r.note, refresh) || strings.Contains(r.note, access) {
+			t.Errorf("%s: the note contains a real value", mode)
+		}
+		return r
+	}
+	// deny (sbx's default): the whole value stays out, as when nothing
+	// matches at all.
+	if r := mask("deny"); r.err != nil || !r.removed || r.masked != "" || r.secrets != nil || !strings.Contains(r.note, "1 of 2") {
+		t.Fatalf("deny: %+v", r)
+	}
+	// error: refused, nothing returned.
+	if r := mask("error"); r.err == nil || r.masked != "" || r.secrets != nil {
+		t.Fatalf("error: %+v", r)
+	}
+	// warn: the JWT is masked, the opaque token passes, and the note says so.
+	r := mask("warn")
+	if r.err != nil || r.removed || len(r.secrets) != 1 || r.secrets[0].Real != access || !strings.Contains(r.note, "left unmasked") {
+		t.Fatalf("warn: %+v", r)
+	}
+	if want := `{"access_token":"` + r.secrets[0].Sentinel + `","refresh_token":"` + refresh + `"}`; r.masked != want {
+		t.Fatalf("warn: masked %q, want %q", r.masked, want)
+	}
+	// The same through MaskFile (credentials.files).
+	m, sec, removed, _, err := MaskFile([]byte(value+"\n"), Spec{Name: "oauth.json", Extract: re, DecodeJWT: true, OnExtractNoMatch: "deny"})
+	if err != nil || !removed || m != nil || sec != nil {
+		t.Fatalf("MaskFile deny: removed=%v masked=%q secrets=%d err=%v", removed, m, len(sec), err)
+	}
+}

@@ -3,8 +3,6 @@
 package ns
 
 import (
-	"os"
-	"path"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -13,11 +11,12 @@ import (
 // Changes walks the upper layers of the discard overlays — only what
 // changed, never the lower tree — and lists each changed path, at most
 // max of them. A directory that exists below and was only entered to
-// change something inside is not listed itself.
+// change something inside is not listed itself. The walk goes one
+// directory at a time (dirCursor): paths of any length are listed.
 func (v *View) Changes(max int) []Change {
 	var all []Change
 	for _, o := range v.Overlays {
-		walkUpper(o, ".", &all, max)
+		walkUpper(o, &all, max)
 	}
 	out := all[:0]
 	for _, c := range all {
@@ -37,70 +36,93 @@ func (v *View) Changes(max int) []Change {
 func (v *View) Reach(max int) {
 	n := 0
 	for _, o := range v.Overlays {
-		v.reach(o, ".", &n, max)
-	}
-}
-
-func (v *View) reach(o Overlay, rel string, n *int, max int) {
-	var st unix.Stat_t
-	if unix.Fstatat(o.upperFD, rel, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return
-	}
-	need := uint32(0o400)
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		need = 0o500
-	case unix.S_IFREG:
-	default:
-		return
-	}
-	if st.Mode&need != need && unix.Fchmodat(o.upperFD, rel, (st.Mode|need)&0o7777, 0) == nil {
-		if v.modes == nil {
-			v.modes = map[string]uint32{}
-		}
-		v.modes[path.Join(o.Path, rel)] = st.Mode
-	}
-	if need != 0o500 {
-		return
-	}
-	fd, err := unix.Openat(o.upperFD, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(fd), rel)
-	names, _ := f.Readdirnames(-1)
-	f.Close()
-	for _, name := range names {
-		if *n++; *n > max {
-			return
-		}
-		v.reach(o, path.Join(rel, name), n, max)
-	}
-}
-
-func walkUpper(o Overlay, rel string, out *[]Change, max int) {
-	if len(*out) >= max {
-		return
-	}
-	fd, err := unix.Openat(o.upperFD, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(fd), rel)
-	entries, _ := f.ReadDir(-1)
-	f.Close()
-	for _, e := range entries {
-		if len(*out) >= max {
-			return
-		}
-		r := path.Join(rel, e.Name())
-		var st, low unix.Stat_t
-		if unix.Fstatat(o.upperFD, r, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		up, err := newCursor(o.upperFD)
+		if err != nil {
 			continue
 		}
-		lowErr := unix.Fstatat(o.lowerFD, r, &low, unix.AT_SYMLINK_NOFOLLOW)
-		inLower := lowErr == nil
-		full := path.Join(o.Path, r)
+		v.reach(up, o.Path, &n, max)
+		up.close()
+	}
+}
+
+// reach gives the entries of the directory up is on (p in the view) the
+// owner's read (and search) permission, and descends.
+func (v *View) reach(up *dirCursor, p string, n *int, max int) bool {
+	for _, name := range up.list() {
+		if *n++; *n > max {
+			return false
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(up.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		need := uint32(0o400)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			need = 0o500
+		case unix.S_IFREG:
+		default:
+			continue
+		}
+		full := joinView(p, name)
+		// Not following links: name was a directory or a file just now,
+		// and nothing writes the upper layer any more.
+		if st.Mode&need != need && unix.Fchmodat(up.fd, name, (st.Mode|need)&0o7777, 0) == nil {
+			if v.modes == nil {
+				v.modes = map[string]uint32{}
+			}
+			v.modes[full] = st.Mode
+		}
+		if need != 0o500 || up.down(name, false, 0) != nil {
+			continue
+		}
+		ok := v.reach(up, full, n, max)
+		if up.up() != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// joinView is dir/name for a clean absolute dir, without Clean's pass
+// over a long path.
+func joinView(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// walkUpper lists the changes in o's upper layer, comparing with its
+// lower one.
+func walkUpper(o Overlay, out *[]Change, max int) {
+	up, err := newCursor(o.upperFD)
+	if err != nil {
+		return
+	}
+	defer up.close()
+	low, err := newCursor(o.lowerFD)
+	if err == nil {
+		defer low.close()
+	}
+	walkDir(up, low, low != nil, o.Path, out, max)
+}
+
+// walkDir lists the changes in the upper directory up is on (p in the
+// view). When inLow, low is on the same directory of the lower layer;
+// otherwise the lower layer has no such directory. It returns false when
+// the walk must stop.
+func walkDir(up, low *dirCursor, inLow bool, p string, out *[]Change, max int) bool {
+	for _, name := range up.list() {
+		if len(*out) >= max {
+			return false
+		}
+		var st, lst unix.Stat_t
+		if unix.Fstatat(up.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		inLower := inLow && unix.Fstatat(low.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW) == nil
+		full := joinView(p, name)
 		add := func(d string) { *out = append(*out, Change{Path: full, Detail: d}) }
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFCHR:
@@ -110,27 +132,38 @@ func walkUpper(o Overlay, rel string, out *[]Change, max int) {
 				}
 				continue
 			}
-			add(detail(inLower, low.Mode&unix.S_IFMT == unix.S_IFCHR))
+			add(detail(inLower, lst.Mode&unix.S_IFMT == unix.S_IFCHR))
 		case unix.S_IFDIR:
-			opaque := isOpaque(o.upperFD, r)
+			opaque := isOpaque(up.fd, name)
 			switch {
 			case !inLower:
 				add("created")
-			case opaque || low.Mode&unix.S_IFMT != unix.S_IFDIR:
+			case opaque || lst.Mode&unix.S_IFMT != unix.S_IFDIR:
 				add("replaced")
 			}
-			walkUpper(o, r, out, max)
+			if up.down(name, false, 0) != nil {
+				continue
+			}
+			lowNext := inLower && lst.Mode&unix.S_IFMT == unix.S_IFDIR && low.down(name, false, 0) == nil
+			ok := walkDir(up, low, lowNext, full, out, max)
+			if lowNext && low.up() != nil {
+				inLow = false // the host tree moved: compare no further
+			}
+			if up.up() != nil || !ok {
+				return false
+			}
 		default:
-			d := detail(inLower, low.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT)
+			d := detail(inLower, lst.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT)
 			// A file copied up from below carries the overlay's origin
 			// mark; one that took an existing name without it was
 			// renamed (or made anew) over it.
-			if d == "modified" && !hasXattr(o.upperFD, r, "user.overlay.origin") {
+			if d == "modified" && !hasXattr(up.fd, name, "user.overlay.origin") {
 				d = "renamed-over"
 			}
 			add(d)
 		}
 	}
+	return true
 }
 
 func detail(inLower, sameType bool) string {

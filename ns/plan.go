@@ -202,6 +202,9 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// --max-depth): the root and the directories down to SearchDepth-1
 	// levels below it are listed.
 	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), policy.ProtectedNames(fs.AllowGitConfig), fs.ScanCache)
+	if prot.err == nil {
+		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, policy.ProtectedNames(fs.AllowGitConfig))
+	}
 	if prot.err != nil {
 		return plan, prot.err
 	}
@@ -374,6 +377,49 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			}
 		}
 		emit(tree, rd.pinTo, append(make([]byte, 0, 256), rd.dir...), 0, filepath.Clean(rd.dir) == rd.dir)
+	}
+	return r
+}
+
+// homeProtectedOps adds to r the missing protected names of HOME when
+// HOME lies inside a place that takes writes without being one of its
+// roots (nor the working directory): the roots' search finds only the
+// names that exist below a root, so a missing ~/.profile would otherwise
+// be creatable there — under /var/tmp with --undeclared-writes discard,
+// where HOME's region is folded into /var/tmp's, or under an allowWrite
+// parent, where the write is real. HOME gets the working directory's
+// treatment at level 0 only (the deeper names were searched from its
+// root already): its missing names are stubbed, its existing ones made
+// read-only again (dedupeOps merges them), and their ancestors up to the
+// enclosing root are pinned.
+func homeProtectedOps(r protResult, writable []string, home, cwd string, names []policy.Protected) protResult {
+	if home == "" || !filepath.IsAbs(home) {
+		return r
+	}
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil || real == cwd {
+		return r
+	}
+	for _, w := range writable {
+		if real == w {
+			return r // a root: searched at level 0 already
+		}
+	}
+	for _, w := range writable {
+		if policy.Within(real, w) {
+			h := protectedOps([]string{w}, real, 0, names, "")
+			// Only what lies in HOME and the pins of its ancestors: the
+			// root's own level 0 was done with every root.
+			for _, o := range h.ops {
+				if o.Kind == OpPin || policy.Within(o.Path, real) && o.Path != real {
+					r.ops = append(r.ops, o)
+				}
+			}
+			if h.err != nil {
+				r.err = h.err
+			}
+			return r
+		}
 	}
 	return r
 }

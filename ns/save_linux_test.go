@@ -60,3 +60,43 @@ func TestSaveChangesFollowsNoLinks(t *testing.T) {
 		t.Fatalf("control: %v %q", err, b)
 	}
 }
+
+// A directory cursor never steps up into a directory other than the one
+// it came down from: a tree moved under it gives an error, and the cursor
+// is closed.
+func TestDirCursorMovedTree(t *testing.T) {
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(base, "c"), 0o755)
+	root, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	c, err := newCursor(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if err := c.goTo([]string{"a", "b"}, false); err != nil {
+		t.Fatal(err)
+	}
+	// Control: up and down again.
+	if err := c.up(); err != nil || c.goTo([]string{"a", "b"}, false) != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if err := os.Rename(filepath.Join(base, "a", "b"), filepath.Join(base, "c", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.up(); err == nil {
+		t.Fatal("stepped up into c, which the cursor never came down from")
+	}
+	if err := c.down("x", true, 0o755); err == nil || c.goTo(nil, false) == nil {
+		t.Fatal("a cursor that failed to step up must refuse every later step")
+	}
+	if _, err := os.Stat(filepath.Join(base, "c", "x")); err == nil {
+		t.Fatal("made a directory after failing")
+	}
+}

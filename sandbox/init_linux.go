@@ -165,13 +165,7 @@ func InitMain(args []string) {
 			fmt.Fprintf(os.Stderr, "sbx: %v\n", err)
 		}
 	}
-	if len(changes) > 0 {
-		for len(changes) > 0 {
-			n := min(len(changes), 256)
-			sendStatus(statusW, status{Discarded: changes[:n]})
-			changes = changes[n:]
-		}
-	}
+	sendDiscarded(statusW, changes)
 	view.Close()
 	waitDials(time.Second)
 	// Init's copies of the command's stdin, stdout and stderr go before

@@ -239,6 +239,7 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 	var last status
 	started, final := false, false
 	sc := bufio.NewScanner(statR)
+	sc.Buffer(make([]byte, 64<<10), maxStatusLine)
 	for sc.Scan() {
 		var s status
 		if json.Unmarshal(sc.Bytes(), &s) != nil {
@@ -263,6 +264,11 @@ func runFull(pl *Plan, stderr io.Writer, col *violations.Collector, finish func(
 			final = true
 			break
 		}
+	}
+	if err := sc.Err(); err != nil {
+		// Keep reading so that init, blocked on a write, can end.
+		fmt.Fprintf(stderr, "sbx: reading the sandbox's status: %v\n", err)
+		go func() { _, _ = io.Copy(io.Discard, statR) }()
 	}
 	rl.end()
 	if final {

@@ -60,7 +60,7 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 				return nil, nil, fmt.Errorf("credentials.envVars %s: %w", r.Name, err)
 			}
 			if note != "" {
-				notes = append(notes, "credentials.envVars "+r.Name+": "+note)
+				notes = append(notes, "credentials.envVars "+note) // note begins with the name
 			}
 			if removed {
 				pl.Env = append(pl.Env[:i:i], pl.Env[i+1:]...)
@@ -93,7 +93,7 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 			return nil, nil, fmt.Errorf("credentials.files %s: %w", r.Path, err)
 		}
 		if note != "" {
-			notes = append(notes, "credentials.files "+r.Path+": "+note)
+			notes = append(notes, "credentials.files "+note) // note begins with the path
 		}
 		if removed {
 			masked = nil // an empty file in its place

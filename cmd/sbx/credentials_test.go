@@ -9,6 +9,7 @@ package main
 
 import (
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 
 	"crypto/tls"
@@ -238,5 +239,111 @@ func TestCredentialsAWSResign(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, secret) || strings.Contains(r.stdout+r.stderr, akid) {
 		t.Fatal("a real AWS value reached the command's output")
+	}
+}
+
+// testJWT is a well-formed HS256 token whose payload names sub; the
+// signature is fixed bytes (nothing here verifies it).
+func testJWT(sub string) string {
+	e := base64.RawURLEncoding
+	sig := make([]byte, 32)
+	for i := range sig {
+		sig[i] = byte(i*11 + len(sub))
+	}
+	return e.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + e.EncodeToString([]byte(`{"sub":"`+sub+`","exp":1900000000}`)) + "." + e.EncodeToString(sig)
+}
+
+// TestCredentialsJWTOpaqueCapture: with extract plus decode "jwt", a
+// captured span that is not a JWT (an OAuth cache's opaque refresh token
+// next to its JWT access token) follows onExtractNoMatch like a value
+// with no match at all. deny (the default) keeps the whole value out: the
+// variable is removed and the file is shown empty; warn lets the opaque
+// token in with a note; error exits 125. A value whose every capture is a
+// JWT is still masked, and the proxy swaps the fake token back on egress.
+func TestCredentialsJWTOpaqueCapture(t *testing.T) {
+	curl := needTool(t, "curl")
+	caPEM, cert := testCA(t)
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	caFile := filepath.Join(d, "ca.pem")
+	writeFile(t, caFile, string(caPEM))
+	srv := newEchoTLS(t, cert)
+	hp := hostPort(t, srv.srv.URL)
+	fileJWT, envJWT, goodJWT := testJWT("file-user"), testJWT("env-user"), testJWT("good-user")
+	const fileRefresh, envRefresh = "fileREFRESHopaque0123456789", "envREFRESHopaque9876543210"
+	cache := filepath.Join(d, "oauth.json")
+	writeFile(t, cache, `{"access_token":"`+fileJWT+`","refresh_token":"`+fileRefresh+`"}`+"\n")
+	reals := []string{fileJWT, envJWT, goodJWT, fileRefresh, envRefresh}
+	settings := func(mode string) string {
+		nm := ""
+		if mode != "" {
+			nm = `, "onExtractNoMatch": "` + mode + `"`
+		}
+		p := filepath.Join(d, "s-"+mode+".json")
+		writeFile(t, p, `{"network": {"allowedDomains": ["`+hp+`"], "tlsTerminate": {}}, "filesystem": {},
+			"credentials": {"envVars": [
+				{"name": "OAUTH", "mode": "mask", "decode": "jwt", "extract": "(?:access|refresh)=(\\S+)"`+nm+`},
+				{"name": "GOOD", "mode": "mask", "decode": "jwt", "extract": "access=(\\S+)"`+nm+`}],
+			"files": [{"path": "`+cache+`", "mode": "mask", "decode": "jwt", "extract": "\"(?:access|refresh)_token\":\"([^\"]+)\""`+nm+`}]}}`)
+		return p
+	}
+	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "OAUTH=access="+envJWT+" refresh="+envRefresh, "GOOD=access="+goodJWT)
+	script := `echo "oauth=${OAUTH-unset}"; echo "good=$GOOD"; echo "file=[$(cat ` + cache + `)]"
+		` + curl + ` -sS --max-time 10 -H "X-Token: $GOOD" "` + srv.srv.URL + `/good"
+		` + curl + ` -sS --max-time 10 -H "X-Token: $OAUTH" "` + srv.srv.URL + `/oauth"`
+	noReal := func(mode string, r result) {
+		t.Helper()
+		for _, v := range reals {
+			if strings.Contains(r.stdout, v) || strings.Contains(r.stderr, v) {
+				t.Fatalf("%s: a real value reached the sandbox or sbx's output: %s", mode, r)
+			}
+		}
+	}
+	fake := regexp.MustCompile(`good=access=(eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.sbxsecret_[A-Za-z0-9_-]+)`)
+
+	// deny, the default (no onExtractNoMatch), and deny said outright.
+	for _, mode := range []string{"", "deny"} {
+		r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings(mode))
+		wantCode(t, r, 0)
+		noReal(mode, r)
+		if !strings.Contains(r.stdout, "oauth=unset") || !strings.Contains(r.stdout, "file=[]") {
+			t.Fatalf("%q: the variable must be removed and the file shown empty: %s", mode, r)
+		}
+		if !strings.Contains(r.stderr, "OAUTH") || !strings.Contains(r.stderr, "value removed") {
+			t.Fatalf("%q: sbx should say the value was removed: %s", mode, r)
+		}
+		if fake.FindStringSubmatch(r.stdout) == nil {
+			t.Fatalf("%q: a variable whose captures are all JWTs is masked with a fake JWT: %s", mode, r)
+		}
+		// The fake JWT went out and the real one arrived.
+		if got := srv.got(); !strings.Contains(got, "header=access="+goodJWT+" ") {
+			t.Fatalf("%q: the server did not get the real JWT back: %s", mode, got)
+		}
+	}
+
+	// warn: the JWTs are masked, the opaque tokens pass, and sbx says so;
+	// the masked JWT in the variable is still swapped back on egress.
+	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings("warn"))
+	wantCode(t, r, 0)
+	for _, v := range []string{fileJWT, envJWT, goodJWT} {
+		if strings.Contains(r.stdout, v) {
+			t.Fatalf("warn: a real JWT reached the sandbox: %s", r)
+		}
+	}
+	if !strings.Contains(r.stdout, `"refresh_token":"`+fileRefresh+`"`) || !strings.Contains(r.stdout, "refresh="+envRefresh) || !strings.Contains(r.stderr, "left unmasked") {
+		t.Fatalf("warn: the opaque tokens pass with a note: %s", r)
+	}
+	if !regexp.MustCompile(`file=\[\{"access_token":"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.sbxsecret_`).MatchString(r.stdout) {
+		t.Fatalf("warn: the file's JWT should be a fake: %s", r)
+	}
+	if got := srv.got(); !strings.Contains(got, "header=access="+envJWT+" refresh="+envRefresh+" ") {
+		t.Fatalf("warn: the server did not get the real JWT back: %s", got)
+	}
+
+	// error: exit 125, one line, nothing runs, no value printed.
+	r = sh(t, runOpts{dir: d, env: env}, script, "--settings", settings("error"))
+	noReal("error", r)
+	if r.code != 125 || r.stdout != "" || !strings.Contains(r.stderr, "OAUTH") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("error: want exit 125 and one line naming OAUTH: %s", r)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // treeHash is every path under dir with its mode, size and contents'
@@ -290,5 +292,233 @@ func TestSaveChangesOutsideWritablePlaces(t *testing.T) {
 	}
 	if _, err := os.Stat(saved); err == nil {
 		t.Fatal("the refused directory was made")
+	}
+}
+
+// openLong opens p (absolute, any length) one component at a time,
+// following no symbolic link: the path syscalls refuse names longer than
+// PATH_MAX.
+func openLong(t *testing.T, p string) (*os.File, error) {
+	t.Helper()
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for i, part := range parts {
+		flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW
+		if i < len(parts)-1 {
+			flags |= unix.O_DIRECTORY
+		}
+		next, err := unix.Openat(fd, part, flags, 0)
+		unix.Close(fd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", part, err)
+		}
+		fd = next
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// savedManifest reads changes.json of a --save-changes directory, by path.
+func savedManifest(t *testing.T, saved string) map[string]struct {
+	Kind, Type, Mode, DroppedBits string
+	Size                          int64
+} {
+	t.Helper()
+	var manifest []struct {
+		Path, Kind, Type, Mode, DroppedBits string
+		Size                                int64
+	}
+	b, err := os.ReadFile(filepath.Join(saved, "changes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]struct {
+		Kind, Type, Mode, DroppedBits string
+		Size                          int64
+	}{}
+	for _, m := range manifest {
+		out[m.Path] = struct {
+			Kind, Type, Mode, DroppedBits string
+			Size                          int64
+		}{m.Kind, m.Type, m.Mode, m.DroppedBits, m.Size}
+	}
+	return out
+}
+
+// TestDiscardLongPaths: changes under paths longer than PATH_MAX (4096)
+// are reported and saved like any other: the walks of the upper layers
+// and of the saved tree go one directory at a time.
+func TestDiscardLongPaths(t *testing.T) {
+	bash := needTool(t, "bash")
+	d := discardTree(t)
+	// On the host: a tree 45 levels of 100-byte names deep (about 4.5 KiB)
+	// with a file to modify and one to delete at the bottom.
+	name := strings.Repeat("n", 100)
+	deep := `i=0; while [ $i -lt 45 ]; do mkdir -p ` + name + ` && cd ` + name + ` || exit 1; i=$((i+1)); done; `
+	if out, err := exec.Command(bash, "-c", "cd "+d+" && "+deep+"echo old > mod && echo bye > del && chmod -R a+rX "+d).CombinedOutput(); err != nil {
+		t.Fatalf("making the deep host tree: %v %s", err, out)
+	}
+	before := treeHash(t, d)
+	deepPath := d + strings.Repeat("/"+name, 45)
+	// Both starts: the raw one, and the Go init (which a plan over
+	// rawexec's op limit needs), whose records cross a pipe.
+	for _, start := range []string{"raw", "init"} {
+		t.Run(start, func(t *testing.T) {
+			var flags []string
+			if start == "init" {
+				flags = []string{"--allow-write", initPlanTree(t)}
+			}
+			saved := filepath.Join(hostTempDir(t), "review")
+			vio := filepath.Join(t.TempDir(), "v.jsonl")
+			r := sbx(t, runOpts{dir: d}, append(flags, "--discard-writes", d, "--save-changes", saved, "--violations", vio, "--",
+				bash, "-c", deep+`echo more >> mod && rm del && mkdir new && echo deep > new/f && chmod 0 new/f && ln -s mod link && cat mod
+		for i in $(seq 30); do echo $i > new/g$i; done; tr '\0' ' ' < /proc/1/cmdline >&2`)...)
+			if r.code != 0 || r.stdout != "old\nmore\n" || strings.Contains(r.stderr, "__sbx_init") != (start == "init") {
+				t.Fatalf("%s", r)
+			}
+			checkLongPaths(t, d, name, deepPath, saved, vio)
+		})
+	}
+	if after := treeHash(t, d); after != before {
+		t.Fatal("the host tree changed")
+	}
+}
+
+// initPlanTree is a writable tree with thousands of protected names: a
+// plan that makes it writable is over rawexec's op limit and starts the
+// Go init.
+func initPlanTree(t *testing.T) string {
+	big := hostTempDir(t)
+	os.Chmod(big, 0o755)
+	for i := range 1100 {
+		git := filepath.Join(big, fmt.Sprintf("repo%d", i), ".git")
+		if err := os.MkdirAll(filepath.Join(git, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(git, "config"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return big
+}
+
+func checkLongPaths(t *testing.T, d, name, deepPath, saved, vio string) {
+	t.Helper()
+	// Reported: one record per change at the bottom, as many as there
+	// are (record fields are cut at 4 KiB, so their paths end in "…").
+	b, _ := os.ReadFile(vio)
+	details := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Path, Detail string }
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Path, d+"/"+name) {
+			details[rec.Detail]++
+		}
+	}
+	// (30 files more than fit the 64 KiB lines of the status pipe.)
+	if want := map[string]int{"modified": 1, "deleted": 1, "created": 33}; fmt.Sprint(details) != fmt.Sprint(want) {
+		t.Fatalf("records under the deep tree: %v, want %v\n%.3000s", details, want, b)
+	}
+	// Saved: changes.json has every change with its whole path, and
+	// files/<path> holds the new and modified files.
+	m := savedManifest(t, saved)
+	want := map[string]string{
+		deepPath + "/mod":   "modified file 0644 9",
+		deepPath + "/del":   "deleted   0",
+		deepPath + "/new":   "created directory 0755 0",
+		deepPath + "/new/f": "created file 0000 5",
+		deepPath + "/link":  "created symlink 0777 0",
+	}
+	for p, w := range want {
+		e := m[p]
+		if got := fmt.Sprintf("%s %s %s %d", e.Kind, e.Type, e.Mode, e.Size); got != w {
+			t.Errorf("changes.json %s…%s: %q, want %q", p[:20], p[len(p)-10:], got, w)
+		}
+	}
+	if len(m) != len(want)+30 {
+		t.Errorf("changes.json has %d entries, want %d", len(m), len(want)+30)
+	}
+	for p, content := range map[string]string{deepPath + "/mod": "old\nmore\n", deepPath + "/new/f": "deep\n"} {
+		if isRoot() || !strings.HasSuffix(p, "/f") { // a 0000 file is read back by root only
+			f, err := openLong(t, filepath.Join(saved, "files")+p)
+			if err != nil {
+				t.Fatalf("saved %s: %v", p[len(p)-5:], err)
+			}
+			got, _ := io.ReadAll(f)
+			f.Close()
+			if string(got) != content {
+				t.Errorf("saved %s: %q, want %q", p[len(p)-5:], got, content)
+			}
+		}
+	}
+}
+
+// TestSaveChangesModes: changes.json records each entry's mode as it was
+// saved, and no saved entry is setuid, setgid or sticky (a saved tree is
+// for the caller to review and apply; the bits dropped are named in
+// droppedBits).
+func TestSaveChangesModes(t *testing.T) {
+	d := discardTree(t)
+	saved := filepath.Join(hostTempDir(t), "review")
+	r := sh(t, runOpts{dir: d}, `printf x > suid && chmod 4755 suid && mkdir sgid && chmod 2775 sgid && mkdir sticky && chmod 1777 sticky
+		umask 0 && printf y > wide && mkdir -m 700 priv && printf z > priv/in && chmod 640 keep.txt`,
+		"--discard-writes", d, "--save-changes", saved, "--quiet-violations")
+	wantCode(t, r, 0)
+	m := savedManifest(t, saved)
+	want := map[string]string{
+		"/suid": "0755 4000", "/sgid": "0775 2000", "/sticky": "0777 1000",
+		"/wide": "0666 ", "/priv": "0700 ", "/priv/in": "0666 ", "/keep.txt": "0640 ",
+	}
+	for p, w := range want {
+		e, ok := m[d+p]
+		if !ok {
+			t.Errorf("%s not in changes.json", p)
+			continue
+		}
+		if got := e.Mode + " " + e.DroppedBits; got != w {
+			t.Errorf("%s: recorded %q, want %q", p, got, w)
+		}
+		st, err := os.Lstat(filepath.Join(saved, "files", d, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%04o", uint32(st.Mode().Perm())|map[bool]uint32{true: 0o4000}[st.Mode()&os.ModeSetuid != 0]|map[bool]uint32{true: 0o2000}[st.Mode()&os.ModeSetgid != 0]|map[bool]uint32{true: 0o1000}[st.Mode()&os.ModeSticky != 0]); got != e.Mode {
+			t.Errorf("%s: saved as %s, recorded as %s", p, got, e.Mode)
+		}
+	}
+}
+
+// TestProtectedNamesInHomeInsideRegion: a missing ~/.profile (and the
+// other protected names) is pinned wherever HOME lies, also when HOME is
+// no writable root of its own but lies inside one: under /var/tmp with
+// --undeclared-writes discard (HOME's region is folded into /var/tmp's),
+// or under an --allow-write directory, where the write would be real.
+func TestProtectedNamesInHomeInsideRegion(t *testing.T) {
+	parent := hostTempDir(t)
+	home := filepath.Join(parent, "home")
+	os.MkdirAll(home, 0o755)
+	cwd := hostTempDir(t)
+	env := append(hermeticEnv(), "HOME="+home)
+	script := `cd "$HOME"; for n in .profile .bashrc .zshrc; do echo evil >> $n 2>/dev/null && echo WROTE $n; done; mkdir -p .git/hooks 2>/dev/null && echo hook > .git/hooks/pre-commit 2>/dev/null && echo WROTE hook; echo ok > notes && echo wrote-notes`
+	for _, flags := range [][]string{{"--undeclared-writes", "discard"}, {"--allow-write", parent}} {
+		vio := filepath.Join(t.TempDir(), "v.jsonl")
+		r := sh(t, runOpts{dir: cwd, env: env}, script, append(flags, "--violations", vio)...)
+		if r.code != 0 || strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.stdout, "wrote-notes") {
+			t.Fatalf("%q: protected names in HOME must stay unwritable, other files writable: %s", flags, r)
+		}
+		for _, n := range []string{".profile", ".bashrc", ".zshrc", ".git"} {
+			if _, err := os.Lstat(filepath.Join(home, n)); err == nil {
+				t.Fatalf("%q: %s was made on the host", flags, n)
+			}
+		}
+		// The pins sbx made are not the command's writes.
+		if b, _ := os.ReadFile(vio); strings.Contains(string(b), "/.profile") || (flags[0] == "--undeclared-writes") != strings.Contains(string(b), home+"/notes") {
+			t.Fatalf("%q: records: %s", flags, b)
+		}
+		os.Remove(filepath.Join(home, "notes"))
 	}
 }
