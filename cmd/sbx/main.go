@@ -102,6 +102,10 @@ func (o *optionalDir) Set(v string) error {
 	return nil
 }
 
+// runFlagsHook, when set (by a test), sees cmdRun's flag set once every
+// flag is defined.
+var runFlagsHook func(*flag.FlagSet)
+
 // cmdRun runs a command, or with profile set prints the macOS Seatbelt
 // profile for the same flags and settings (`sbx profile --os darwin`).
 func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
@@ -159,6 +163,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	shell := fs.String("c", "", "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
+	if runFlagsHook != nil {
+		runFlagsHook(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return fail(stderr, "%v; see 'sbx --help'", err)
 	}
@@ -356,6 +363,10 @@ const usage = `sbx — run a command in a sandbox
   sbx doctor [--json]              what this kernel supports, the mode sbx will use
   sbx doctor --fix [--yes]         print (--yes: run, as root or with sudo -n) the fix for
                                    why sbx cannot start here, then check it
+  sbx check [flags] -- 'STRING'    check a shell command against the settings' command gate
+                                   ("commands"); 'sbx check -h' for its flags
+  sbx profile --os darwin [flags]  print the macOS Seatbelt profile for these policy flags
+  sbx connect HOST PORT            CONNECT client on stdin/stdout (ssh ProxyCommand)
   sbx version
 
 Policy:
@@ -401,7 +412,6 @@ Network:
                              for the run (network.tlsTerminate); the command trusts it
                              through SSL_CERT_FILE and friends
   --publish [HOST:]PORT      forward the host's 127.0.0.1:HOST to PORT inside
-  sbx connect HOST PORT      CONNECT client on stdin/stdout (ssh ProxyCommand)
 Violations:
   --violations FILE          append every denial as JSON Lines (created 0600)
   --violations-fd N          write them to descriptor N
