@@ -303,7 +303,7 @@ func TestCredentialsJWTOpaqueCapture(t *testing.T) {
 
 	// deny, the default (no onExtractNoMatch), and deny said outright.
 	for _, mode := range []string{"", "deny"} {
-		r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings(mode))
+		r := sh(t, runOpts{dir: d, env: env}, script, "--trust-project-settings", "--settings", settings(mode))
 		wantCode(t, r, 0)
 		noReal(mode, r)
 		if !strings.Contains(r.stdout, "oauth=unset") || !strings.Contains(r.stdout, "file=[]") {
@@ -323,7 +323,7 @@ func TestCredentialsJWTOpaqueCapture(t *testing.T) {
 
 	// warn: the JWTs are masked, the opaque tokens pass, and sbx says so;
 	// the masked JWT in the variable is still swapped back on egress.
-	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", settings("warn"))
+	r := sh(t, runOpts{dir: d, env: env}, script, "--trust-project-settings", "--settings", settings("warn"))
 	wantCode(t, r, 0)
 	for _, v := range []string{fileJWT, envJWT, goodJWT} {
 		if strings.Contains(r.stdout, v) {
@@ -341,7 +341,7 @@ func TestCredentialsJWTOpaqueCapture(t *testing.T) {
 	}
 
 	// error: exit 125, one line, nothing runs, no value printed.
-	r = sh(t, runOpts{dir: d, env: env}, script, "--settings", settings("error"))
+	r = sh(t, runOpts{dir: d, env: env}, script, "--trust-project-settings", "--settings", settings("error"))
 	noReal("error", r)
 	if r.code != 125 || r.stdout != "" || !strings.Contains(r.stderr, "OAUTH") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("error: want exit 125 and one line naming OAUTH: %s", r)
