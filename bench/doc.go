@@ -2,5 +2,6 @@
 // (go test -bench . ./bench/) and, in bench/compare, a program that times
 // sbx side by side with bare execution, bubblewrap and srt in one
 // interleaved run (bash bench/compare.sh). Timing thresholds never go into
-// tests; the README carries the latest table and the command that made it.
+// tests; docs/benchmarks.md carries the latest tables and the commands that
+// made them.
 package bench

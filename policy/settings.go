@@ -110,7 +110,7 @@ const (
 
 // Keys documents every settings key sbx knows, by its dotted name in an
 // srt-shaped file (Claude Code files use the same names under "sandbox").
-// The README's settings table is generated from the same facts.
+// docs/settings.md's settings table is written from the same facts.
 var Keys = map[string]string{
 	"network.allowedDomains":               "honoured: egress allow-list (enforced by the proxy)",
 	"network.deniedDomains":                "honoured: checked first",
@@ -365,7 +365,7 @@ func (l *layer) parse(obj map[string]json.RawMessage, prefix string) error {
 func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 	kind, known := kindOf(key)
 	if !known {
-		return &SettingsError{File: l.file, Key: shown, Problem: "unknown key; remove it or fix the spelling (sbx's README lists every key)"}
+		return &SettingsError{File: l.file, Key: shown, Problem: "unknown key; remove it or fix the spelling (docs/settings.md lists every key)"}
 	}
 	switch kind {
 	case refused:

@@ -6,7 +6,8 @@
 //	sbx version
 //
 // It is thin wiring: flags and settings become a policy.Policy, the Policy
-// becomes a sandbox.Plan, and the plan runs. See the README for every flag.
+// becomes a sandbox.Plan, and the plan runs. The README's flag table has
+// every flag (TestFlagTable); docs/ has the rest.
 package main
 
 import (
@@ -421,7 +422,7 @@ Violations:
                              marked "probe":true; they never count as violations
   --observe-files WHAT       also report refused file writes, reads or all
                              (writes|reads|all); costs a supervisor round
-                             trip on every observed call (see README)
+                             trip on every observed call (docs/violations.md)
   --fail-on-violation        exit 123 if the command succeeded but something was refused
 Environment:
   --clear-env  --pass-env NAME  --set-env K=V  --unset-env NAME   (NAME may be a glob)

@@ -134,7 +134,7 @@ func TestObserveFiles(t *testing.T) {
 	}
 }
 
-// TestObserveFilesModes checks what the README says each mode sees: by
+// TestObserveFilesModes checks what docs/violations.md says each mode sees: by
 // default no file records at all; "writes" the refused write and not
 // the refused read; "reads" the read and not the write; "all" both.
 func TestObserveFilesModes(t *testing.T) {
@@ -193,10 +193,10 @@ func TestObserveFilesBadInput(t *testing.T) {
 	wantRefused(t, []string{"--observe-files", "everything"}, []string{"--observe-files", "all", "--weaker-nested"})
 }
 
-// TestObserveFilesNotSeen checks the README's "not recorded" column for
+// TestObserveFilesNotSeen checks docs/violations.md's "not recorded" column for
 // reads: a stat, an access check and an exec of a masked path fail in
 // the command, and make no record even under --observe-files all (they
-// are not opens). If sbx starts to observe them, update the README.
+// are not opens). If sbx starts to observe them, update docs/violations.md.
 func TestObserveFilesNotSeen(t *testing.T) {
 	w, o := observeSetup(t)
 	vf := filepath.Join(t.TempDir(), "v.jsonl")
@@ -208,6 +208,6 @@ func TestObserveFilesNotSeen(t *testing.T) {
 		t.Fatalf("the masked directory was reachable: %s", r)
 	}
 	if recs := readRecords(t, vf); len(recs) != 0 {
-		t.Fatalf("records the README says are not made: %+v", recs)
+		t.Fatalf("records docs/violations.md says are not made: %+v", recs)
 	}
 }
