@@ -335,7 +335,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	code, err := sandbox.Launch(p, stderr, col, func(*sandbox.Plan) {
+	code, err := start(p, stderr, col, func() {
 		if p.Filesystem.Disabled {
 			fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
 		}
