@@ -10,7 +10,7 @@ import (
 )
 
 func printProfile(p *policy.Policy, stdout, stderr io.Writer) int {
-	prof, err := darwin.Profile(launch.DarwinInput(p, nil))
+	prof, err := darwin.Profile(launch.Input(p, nil))
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -62,7 +62,7 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 			Allowed: p.Network.AllowedDomains, Self: p.Process.Self,
 		})
 	}
-	in := DarwinInput(p, ports)
+	in := Input(p, ports)
 	prof, err := darwin.Profile(in)
 	if err != nil {
 		return 125, err
