@@ -18,8 +18,10 @@
 //     Run on other OSes returns ErrUnsupported with status 125: sbx never
 //     falls back to running a command unsandboxed.
 //
-// The caller (sbx's policy mapping) owns ~ expansion, relative paths and
-// realpath; this package only canonicalises the fixed macOS aliases.
+// The caller (package darwin/launch: sbx's policy mapping, and the launch
+// around Run with the proxy and the system log) owns ~ expansion,
+// relative paths and realpath; this package only canonicalises the fixed
+// macOS aliases.
 //
 // # Profile structure
 //

@@ -80,36 +80,83 @@ type Input struct {
 
 // Build merges defaults, settings files and flags into a validated Policy.
 // Every error it returns is one line naming the bad input and what to do.
+//
+// It runs in stages, each a method of builder, in this order (a later one
+// reads what an earlier one decided): merge the layers (merge), the
+// command's environment and the credential rules (environment), resolve
+// the grants (grants), the discard regions (discard), plan the default
+// denials (denials), the network (network), and the process (process),
+// which also creates a preset's missing caches, last, once nothing can
+// fail any more.
 func Build(in Input) (*Policy, error) {
 	if in.Cwd == "" {
 		return nil, errors.New("internal: Build needs Cwd")
 	}
-	home := in.Home
-	if home == "" || !filepath.IsAbs(home) {
-		home = in.PasswdHome
+	b := &builder{in: in}
+	for _, stage := range []func() error{b.merge, b.environment, b.grants, b.discard, b.denials, b.network, b.process} {
+		if err := stage(); err != nil {
+			return nil, err
+		}
 	}
-	layers, layerNotes, err := readLayers(in, home)
+	return b.p, nil
+}
+
+// builder is one Build under way: its input, the policy it fills, and
+// what one stage hands the next.
+type builder struct {
+	in   Input
+	home string
+	p    *Policy
+	r    resolver
+	m    *merged
+	// The path lists as merged; stages add to them before they are
+	// resolved.
+	allowRead, denyRead, allowWrite, denyWrite, discardWrites []pathEntry
+	// env is the command's environment; removed the variables taken out.
+	env, removed []string
+	// toCreate receives a preset's missing caches (see process).
+	toCreate []string
+	// declared is the runtime --reads declared derives.
+	declared []pathEntry
+	// grantLog is the grants' record (see links.go), kept from grants
+	// for denials.
+	grantLog *grantLog
+}
+
+// merge reads the layers (settings files, flags) and merges them.
+func (b *builder) merge() error {
+	in := b.in
+	b.home = in.Home
+	if b.home == "" || !filepath.IsAbs(b.home) {
+		b.home = in.PasswdHome
+	}
+	layers, layerNotes, err := readLayers(in, b.home)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p := &Policy{Notes: layerNotes}
-	p.Filesystem.SearchDepth = DefaultSearchDepth
-	r := resolver{cwd: in.Cwd, home: home, dirs: map[string]string{}, notes: &p.Notes}
-	m, err := mergeLayers(layers, p, r)
+	b.p = &Policy{Notes: layerNotes}
+	b.p.Filesystem.SearchDepth = DefaultSearchDepth
+	b.r = resolver{cwd: in.Cwd, home: b.home, dirs: map[string]string{}, notes: &b.p.Notes}
+	m, err := mergeLayers(layers, b.p, b.r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	allowRead, denyRead, allowWrite, denyWrite, discardWrites := m.allowRead, m.denyRead, m.allowWrite, m.denyWrite, m.discardWrites
-	presets, creds, tlsSet, tlsFrom := m.presets, m.creds, m.tls, m.tlsFrom
-	sandboxEnabled, enabledFrom := m.sandboxEnabled, m.enabledFrom
+	b.m = m
+	b.allowRead, b.denyRead, b.allowWrite, b.denyWrite, b.discardWrites = m.allowRead, m.denyRead, m.allowWrite, m.denyWrite, m.discardWrites
 	if m.domainsOnly && in.AskFD > 0 {
-		p.Notes = append(p.Notes, "allowManagedDomainsOnly: --ask-fd is never consulted")
+		b.p.Notes = append(b.p.Notes, "allowManagedDomainsOnly: --ask-fd is never consulted")
 	}
 
-	if in.ClaudeSettings && sandboxEnabled != nil && !*sandboxEnabled {
-		return nil, fmt.Errorf("Claude Code settings turn the sandbox off (sandbox.enabled: false, last set in %s); sbx runs nothing rather than run unsandboxed or against that choice: set it to true, or call sbx without --claude-settings", enabledFrom)
+	if in.ClaudeSettings && m.sandboxEnabled != nil && !*m.sandboxEnabled {
+		return fmt.Errorf("Claude Code settings turn the sandbox off (sandbox.enabled: false, last set in %s); sbx runs nothing rather than run unsandboxed or against that choice: set it to true, or call sbx without --claude-settings", m.enabledFrom)
 	}
+	return nil
+}
 
+// environment filters the command's environment and applies the
+// credential rules to it and to the file lists.
+func (b *builder) environment() error {
+	in, p, r, creds := b.in, b.p, b.r, b.m.creds
 	// The command's environment: presets and --reads declared resolve
 	// against what the command will see. A credentials variable in mode
 	// mask passes (the sandbox swaps its value for a sentinel), one in
@@ -127,12 +174,13 @@ func Build(in Input) (*Policy, error) {
 	}
 	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, pass, unset, in.SetEnv)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	b.removed = removed
 	if creds != nil && runtime.GOOS != "linux" {
 		for _, c := range append(append([]CredentialRule(nil), creds.EnvVars...), creds.Files...) {
 			if c.Mode == "mask" {
-				return nil, fmt.Errorf("credentials mode mask is built for Linux only (%s%s would enter the sandbox unmasked); use mode deny here", c.Name, c.Path)
+				return fmt.Errorf("credentials mode mask is built for Linux only (%s%s would enter the sandbox unmasked); use mode deny here", c.Name, c.Path)
 			}
 		}
 	}
@@ -145,54 +193,67 @@ func Build(in Input) (*Policy, error) {
 		for i, f := range creds.Files {
 			abs, err := r.abs(f.Path)
 			if err != nil {
-				return nil, fmt.Errorf("credentials.files %q: %w", f.Path, err)
+				return fmt.Errorf("credentials.files %q: %w", f.Path, err)
 			}
 			if real, _, err := Resolve(abs); err == nil {
 				abs = real
 			}
 			creds.Files[i].Path = abs
 			if f.Mode == "deny" {
-				denyRead = append(denyRead, pathEntry{path: abs, literal: true, from: "credentials.files"})
+				b.denyRead = append(b.denyRead, pathEntry{path: abs, literal: true, from: "credentials.files"})
 			}
 		}
 		p.Credentials = creds
 	}
-	var toCreate []string
-	r.create = &toCreate
+	b.env = env
+	return nil
+}
+
+// grants resolves what the command may read and write: the presets'
+// caches, --reads, allowRead, allowWrite and discardWrites.
+func (b *builder) grants() error {
+	in, p, m := b.in, b.p, b.m
+	b.r.create = &b.toCreate
 	// Presets make toolchain caches writable: created 0700 when missing
 	// (a cache the tool would make on its first run anyway), once every
 	// check has passed and only for a real run.
-	preset, err := presetWrites(dedupe(presets), env, home, &p.Notes)
+	preset, err := presetWrites(dedupe(m.presets), b.env, b.home, &p.Notes)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	allowWrite = append(allowWrite, preset...)
-	var declared []pathEntry
+	b.allowWrite = append(b.allowWrite, preset...)
 	switch in.Reads {
 	case "", "all":
 	case "declared":
-		denyRead = append(denyRead, pathEntry{path: "/", literal: true, from: "--reads declared"})
-		declared = declaredRuntime(in.Argv, env, in.Cwd)
+		b.denyRead = append(b.denyRead, pathEntry{path: "/", literal: true, from: "--reads declared"})
+		b.declared = declaredRuntime(in.Argv, b.env, in.Cwd)
 	default:
-		return nil, fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
+		return fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
 	}
-	r.grants = newGrantLog(in.Cwd)
-	if p.Filesystem.AllowRead, err = m.resolve(r, "allowRead", allowRead, false); err != nil {
-		return nil, err
+	b.r.grants = newGrantLog(in.Cwd)
+	if p.Filesystem.AllowRead, err = m.resolve(b.r, "allowRead", b.allowRead, false); err != nil {
+		return err
 	}
-	r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
-	if p.Filesystem.AllowWrite, err = m.resolve(r, "allowWrite", allowWrite, true); err != nil {
-		return nil, err
+	b.r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
+	if p.Filesystem.AllowWrite, err = m.resolve(b.r, "allowWrite", b.allowWrite, true); err != nil {
+		return err
 	}
-	if p.Filesystem.DiscardWrites, err = m.resolve(r, "discardWrites", discardWrites, true); err != nil {
-		return nil, err
+	if p.Filesystem.DiscardWrites, err = m.resolve(b.r, "discardWrites", b.discardWrites, true); err != nil {
+		return err
 	}
-	grants := r.grants
-	r.grants = nil
+	b.grantLog = b.r.grants
+	b.r.grants = nil
+	return nil
+}
+
+// discard adds the --undeclared-writes discard regions, checks
+// --save-changes, and validates every discard region.
+func (b *builder) discard() error {
+	in, p, m, r := b.in, b.p, b.m, b.r
 	switch in.UndeclaredWrites {
 	case "", "refuse":
 	case "discard":
-		for _, d := range UndeclaredRegions(home, in.Cwd) {
+		for _, d := range UndeclaredRegions(b.home, in.Cwd) {
 			if !WithinAny(d, p.Filesystem.AllowWrite) && !WithinAny(d, p.Filesystem.DiscardWrites) && !m.reopens("discardWrites", d) {
 				p.Filesystem.DiscardWrites = append(p.Filesystem.DiscardWrites, d)
 				m.add("discardWrites", d, "--undeclared-writes discard")
@@ -212,53 +273,63 @@ func Build(in Input) (*Policy, error) {
 		p.Filesystem.DiscardWrites = outer
 		p.Notes = append(p.Notes, "--undeclared-writes discard: writes are discarded (and reported) in "+strings.Join(outer, ", "))
 	default:
-		return nil, fmt.Errorf("--undeclared-writes %q: use refuse (the default) or discard", in.UndeclaredWrites)
+		return fmt.Errorf("--undeclared-writes %q: use refuse (the default) or discard", in.UndeclaredWrites)
 	}
 	if in.SaveChanges != "" {
 		d, err := r.abs(in.SaveChanges)
 		if err != nil {
-			return nil, fmt.Errorf("--save-changes %q: %w", in.SaveChanges, err)
+			return fmt.Errorf("--save-changes %q: %w", in.SaveChanges, err)
 		}
 		switch _, err := os.Lstat(d); {
 		case len(p.Filesystem.DiscardWrites) == 0:
-			return nil, errors.New("--save-changes keeps what discard overlays took; add --discard-writes DIR or --undeclared-writes discard")
+			return errors.New("--save-changes keeps what discard overlays took; add --discard-writes DIR or --undeclared-writes discard")
 		case err == nil:
-			return nil, fmt.Errorf("--save-changes %s: it exists already; name a new directory (sbx makes it, mode 0700)", d)
+			return fmt.Errorf("--save-changes %s: it exists already; name a new directory (sbx makes it, mode 0700)", d)
 		case !errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("--save-changes %s: %v", d, unwrapPathErr(err))
+			return fmt.Errorf("--save-changes %s: %v", d, unwrapPathErr(err))
 		}
 		parent, err := filepath.EvalSymlinks(filepath.Dir(d))
 		if err != nil {
-			return nil, fmt.Errorf("--save-changes %s: its parent directory must exist: %v", d, unwrapPathErr(err))
+			return fmt.Errorf("--save-changes %s: its parent directory must exist: %v", d, unwrapPathErr(err))
 		}
 		d = filepath.Join(parent, filepath.Base(d))
 		if WithinAny(d, p.Filesystem.DiscardWrites) {
-			return nil, fmt.Errorf("--save-changes %s is inside a discard region, where it would be discarded too; name a directory outside", d)
+			return fmt.Errorf("--save-changes %s is inside a discard region, where it would be discarded too; name a directory outside", d)
 		}
 		p.Filesystem.SaveChanges = d
 	}
 	if len(p.Filesystem.DiscardWrites) > 0 && p.WeakerNested {
-		return nil, errors.New("--discard-writes needs an overlay in the sandbox's own mount namespace, which --weaker-nested does not have; it never falls back to real writes: drop one of them")
+		return errors.New("--discard-writes needs an overlay in the sandbox's own mount namespace, which --weaker-nested does not have; it never falls back to real writes: drop one of them")
 	}
 	for _, d := range p.Filesystem.DiscardWrites {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("discardWrites %s: not a directory; an overlay covers a directory", d)
+			return fmt.Errorf("discardWrites %s: not a directory; an overlay covers a directory", d)
 		}
 		if Within(d, "/tmp") || Within(d, "/proc") || Within(d, "/dev") || d == "/" {
-			return nil, fmt.Errorf("discardWrites %s: the sandbox has its own /tmp, /proc and /dev, and / cannot be overlaid; name a directory elsewhere", d)
+			return fmt.Errorf("discardWrites %s: the sandbox has its own /tmp, /proc and /dev, and / cannot be overlaid; name a directory elsewhere", d)
 		}
 	}
+	return nil
+}
+
+// denials resolves denyWrite and denyRead and plans the default denials
+// around the grants: the credential locations, the runtime --reads
+// declared re-opens, sbx itself and its scan cache.
+func (b *builder) denials() error {
+	in, p, m := b.in, b.p, b.m
+	r := &b.r
 	r.protected = nil
-	if p.Filesystem.DenyWrite, err = m.resolve(r, "denyWrite", denyWrite, false); err != nil {
-		return nil, err
+	var err error
+	if p.Filesystem.DenyWrite, err = m.resolve(*r, "denyWrite", b.denyWrite, false); err != nil {
+		return err
 	}
-	userDeny, err := m.resolve(r, "denyRead", denyRead, false)
+	userDeny, err := m.resolve(*r, "denyRead", b.denyRead, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
 	// Masks win over grants that reach them through a symlink.
-	grants.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
+	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
 	// A default credential location is re-opened by an allowRead that
 	// names it exactly; one inside it is re-opened by the mount view.
 	allowed := map[string]bool{}
@@ -274,10 +345,10 @@ func Build(in Input) (*Policy, error) {
 	// The runtime --reads declared derives (the program, its #!
 	// interpreter) never re-opens a denied path: a script's own first line
 	// must not undo a credential mask.
-	if len(declared) > 0 {
-		got, err := r.all("allowRead", declared, false)
+	if len(b.declared) > 0 {
+		got, err := r.all("allowRead", b.declared, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var denied []string
 		for _, d := range p.Filesystem.DenyRead {
@@ -310,7 +381,13 @@ func Build(in Input) (*Policy, error) {
 	if p.Filesystem.Disabled {
 		p.Notes = append(p.Notes, "filesystem.disabled: every filesystem rule is dropped, the mandatory ones too")
 	}
+	return nil
+}
 
+// network decides the network mode, validates --ask-fd and --control-fd,
+// applies TLS termination and resolves allowUnixSockets.
+func (b *builder) network() error {
+	in, p, m, r := b.in, b.p, b.m, b.r
 	// Network mode and sockets.
 	switch in.NetMode {
 	case "":
@@ -323,40 +400,41 @@ func Build(in Input) (*Policy, error) {
 	case "none", "filtered", "host":
 		p.Network.Mode = in.NetMode
 	default:
-		return nil, fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
+		return fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
 	}
 	p.Network.Publish = in.Publish
 	if in.AskFD > 0 {
 		switch {
 		case p.Network.Mode != "filtered":
-			return nil, fmt.Errorf("--ask-fd asks about hosts the proxy sees, and --net %s has no proxy; drop one of them", p.Network.Mode)
+			return fmt.Errorf("--ask-fd asks about hosts the proxy sees, and --net %s has no proxy; drop one of them", p.Network.Mode)
 		case p.WeakerNested:
-			return nil, fmt.Errorf("--ask-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
+			return fmt.Errorf("--ask-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
 		case slices.Contains(in.KeepFDs, in.AskFD):
-			return nil, fmt.Errorf("--ask-fd %d is also --keep-fd %d: the asking descriptor must never reach the command", in.AskFD, in.AskFD)
+			return fmt.Errorf("--ask-fd %d is also --keep-fd %d: the asking descriptor must never reach the command", in.AskFD, in.AskFD)
 		case in.AskFD == in.ControlFD:
-			return nil, fmt.Errorf("--ask-fd and --control-fd are both %d; give each its own descriptor", in.AskFD)
+			return fmt.Errorf("--ask-fd and --control-fd are both %d; give each its own descriptor", in.AskFD)
 		case in.AskTimeout < 0:
-			return nil, fmt.Errorf("--ask-timeout %v: must be positive", in.AskTimeout)
+			return fmt.Errorf("--ask-timeout %v: must be positive", in.AskTimeout)
 		}
 	}
 	if in.ControlFD > 0 {
 		switch {
 		case p.Network.Mode != "filtered":
-			return nil, fmt.Errorf("--control-fd changes the proxy's lists, and --net %s has no proxy; drop one of them", p.Network.Mode)
+			return fmt.Errorf("--control-fd changes the proxy's lists, and --net %s has no proxy; drop one of them", p.Network.Mode)
 		case p.WeakerNested:
-			return nil, fmt.Errorf("--control-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
+			return fmt.Errorf("--control-fd needs sbx's proxy, which --weaker-nested cannot run; drop one of them")
 		case slices.Contains(in.KeepFDs, in.ControlFD):
-			return nil, fmt.Errorf("--control-fd %d is also --keep-fd %d: the control descriptor must never reach the command", in.ControlFD, in.ControlFD)
+			return fmt.Errorf("--control-fd %d is also --keep-fd %d: the control descriptor must never reach the command", in.ControlFD, in.ControlFD)
 		}
 	}
+	tlsSet := m.tls
 	if in.TLSTerminate && tlsSet == nil {
 		tlsSet = &tlsSetting{}
 	}
 	if tlsSet != nil {
-		t, err := r.tlsTerminate(*tlsSet, tlsFrom)
+		t, err := r.tlsTerminate(*tlsSet, m.tlsFrom)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// A CA key of the user's is never readable in the sandbox, and
 		// the certificates it trusts are never writable there.
@@ -372,39 +450,45 @@ func Build(in Input) (*Policy, error) {
 		case "filtered":
 			p.Network.TLSTerminate = t
 		case "host":
-			return nil, fmt.Errorf("network.tlsTerminate / --tls-terminate needs sbx's proxy, which --net host bypasses; drop one of them")
+			return fmt.Errorf("network.tlsTerminate / --tls-terminate needs sbx's proxy, which --net host bypasses; drop one of them")
 		default:
 			p.Notes = append(p.Notes, "network.tlsTerminate: no effect, the command has no network (allow a domain to use it)")
 		}
 	}
 	socks, err := m.resolve(r, "allowUnixSockets", m.named("allowUnixSockets", p.Network.AllowUnixSockets), false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.Network.AllowUnixSockets = socks
+	return nil
+}
 
-	// Process.
+// process validates the command and its flags, fills Process, and, for a
+// real run, creates the presets' missing caches: last, since nothing
+// after it can fail.
+func (b *builder) process() error {
+	in, p, m, env := b.in, b.p, b.m, b.env
 	if len(in.Argv) == 0 || in.Argv[0] == "" {
-		return nil, errors.New("no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
+		return errors.New("no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
 	}
 	if in.Timeout < 0 {
-		return nil, fmt.Errorf("--timeout %v: must be positive", in.Timeout)
+		return fmt.Errorf("--timeout %v: must be positive", in.Timeout)
 	}
 	switch in.ObserveFiles {
 	case "", "writes", "reads", "all":
 	default:
-		return nil, fmt.Errorf("--observe-files %q: use writes, reads or all", in.ObserveFiles)
+		return fmt.Errorf("--observe-files %q: use writes, reads or all", in.ObserveFiles)
 	}
 	if in.ObserveFiles != "" && p.WeakerNested {
-		return nil, fmt.Errorf("--observe-files %s needs the full sandbox (its supervisor observes the calls); drop it or --weaker-nested", in.ObserveFiles)
+		return fmt.Errorf("--observe-files %s needs the full sandbox (its supervisor observes the calls); drop it or --weaker-nested", in.ObserveFiles)
 	}
 	p.ObserveFiles = in.ObserveFiles
 	p.Process = Process{
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs, ControlFD: in.ControlFD,
 		AskFD: in.AskFD, AskTimeout: in.AskTimeout,
-		Home: home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
+		Home: b.home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
 	}
-	if slices.Contains(presets, "node") && !p.WeakerNested && !hasEnv(env, "SPAWN_WRAP_SHIM_ROOT") {
+	if slices.Contains(m.presets, "node") && !p.WeakerNested && !hasEnv(env, "SPAWN_WRAP_SHIM_ROOT") {
 		// nyc's spawn-wrap writes its shims into HOME
 		// (~/.node-spawn-wrap-*) unless told otherwise: the private /tmp.
 		env = append(env, "SPAWN_WRAP_SHIM_ROOT=/tmp")
@@ -413,20 +497,20 @@ func Build(in Input) (*Policy, error) {
 	p.Process.Env = env
 	if !in.DryRun {
 		// Last: nothing above can fail any more.
-		for _, c := range toCreate {
+		for _, c := range b.toCreate {
 			if err := os.MkdirAll(c, 0o700); err != nil {
 				p.Notes = append(p.Notes, fmt.Sprintf("allowWrite %s skipped: cannot create it: %v", c, unwrapPathErr(err)))
 				p.Filesystem.AllowWrite = slices.DeleteFunc(p.Filesystem.AllowWrite, func(w string) bool { return w == c })
 			}
 		}
 	}
-	p.Process.Removed = removed
+	p.Process.Removed = b.removed
 	p.Sources = m.sources(p)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
 	}
-	return p, nil
+	return nil
 }
 
 func hasEnv(env []string, name string) bool {

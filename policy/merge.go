@@ -279,54 +279,11 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		if l.parentProxy != nil {
 			p.Network.ParentProxy = l.parentProxy // a scalar: the last layer's
 		}
-		if c := l.credentials; c != nil {
-			if m.creds == nil {
-				m.creds = &Credentials{}
-			}
-			m.creds.EnvVars = append(m.creds.EnvVars, c.EnvVars...)
-			m.creds.Files = append(m.creds.Files, c.Files...)
-			m.creds.AllowPlaintextInject = m.creds.AllowPlaintextInject || c.AllowPlaintextInject
-			m.creds.AWSPairs = append(m.creds.AWSPairs, c.AWSPairs...)
-			m.creds.SigV4 = c.SigV4 // a scalar object: the last layer's
-		}
-		if l.tlsTerminate != nil {
-			m.tlsFrom = l.file
-			t := *l.tlsTerminate
-			if m.tls == nil {
-				m.tls = &t
-			} else {
-				// Arrays merge, later scalars win.
-				mt := *m.tls
-				if t.CACertPath != "" {
-					mt.CACertPath, mt.CAKeyPath = t.CACertPath, t.CAKeyPath
-				}
-				mt.ExcludeDomains = append(mt.ExcludeDomains, t.ExcludeDomains...)
-				mt.ExtraCACertPaths = append(mt.ExtraCACertPaths, t.ExtraCACertPaths...)
-				m.tls = &mt
-			}
-		}
+		m.addObjects(l)
 		if l.sandboxEnabled != nil {
 			m.sandboxEnabled, m.enabledFrom = l.sandboxEnabled, l.file
 		}
-		for i, b := range bools {
-			v := b.get(l)
-			if v == nil {
-				continue
-			}
-			if b.name == "disabled" && *v && !l.managed && managedFS {
-				p.Notes = append(p.Notes, fmt.Sprintf("%s: filesystem.disabled ignored: the managed settings set filesystem rules, which nothing else can drop", l.file))
-				continue
-			}
-			if l.managed && *b.dst != *v && setBy[i] != "" {
-				p.Notes = append(p.Notes, fmt.Sprintf("managed settings %s set %s %v: %s (%v) ignored", l.file, b.name, *v, setBy[i], *b.dst))
-			}
-			*b.dst = *v
-			if !l.managed {
-				setBy[i] = l.source(b.name)
-			} else {
-				setBy[i] = ""
-			}
-		}
+		setBools(p, l, bools, setBy, managedFS)
 		if l.searchDepth != nil {
 			p.Filesystem.SearchDepth = *l.searchDepth
 		}
@@ -338,6 +295,63 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
 	}
 	return m, nil
+}
+
+// addObjects merges l's credentials and network.tlsTerminate objects
+// into m: arrays add up, later scalars win.
+func (m *merged) addObjects(l *layer) {
+	if c := l.credentials; c != nil {
+		if m.creds == nil {
+			m.creds = &Credentials{}
+		}
+		m.creds.EnvVars = append(m.creds.EnvVars, c.EnvVars...)
+		m.creds.Files = append(m.creds.Files, c.Files...)
+		m.creds.AllowPlaintextInject = m.creds.AllowPlaintextInject || c.AllowPlaintextInject
+		m.creds.AWSPairs = append(m.creds.AWSPairs, c.AWSPairs...)
+		m.creds.SigV4 = c.SigV4 // a scalar object: the last layer's
+	}
+	if l.tlsTerminate != nil {
+		m.tlsFrom = l.file
+		t := *l.tlsTerminate
+		if m.tls == nil {
+			m.tls = &t
+		} else {
+			// Arrays merge, later scalars win.
+			mt := *m.tls
+			if t.CACertPath != "" {
+				mt.CACertPath, mt.CAKeyPath = t.CACertPath, t.CAKeyPath
+			}
+			mt.ExcludeDomains = append(mt.ExcludeDomains, t.ExcludeDomains...)
+			mt.ExtraCACertPaths = append(mt.ExtraCACertPaths, t.ExtraCACertPaths...)
+			m.tls = &mt
+		}
+	}
+}
+
+// setBools applies l's boolean keys to p. setBy[i] names the unmanaged
+// layer that last set bools[i] (for the note when a managed layer
+// overrides it); a filesystem.disabled of an unmanaged layer is ignored
+// when the managed settings set filesystem rules (managedFS).
+func setBools(p *Policy, l *layer, bools []boolScalar, setBy []string, managedFS bool) {
+	for i, b := range bools {
+		v := b.get(l)
+		if v == nil {
+			continue
+		}
+		if b.name == "disabled" && *v && !l.managed && managedFS {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: filesystem.disabled ignored: the managed settings set filesystem rules, which nothing else can drop", l.file))
+			continue
+		}
+		if l.managed && *b.dst != *v && setBy[i] != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("managed settings %s set %s %v: %s (%v) ignored", l.file, b.name, *v, setBy[i], *b.dst))
+		}
+		*b.dst = *v
+		if !l.managed {
+			setBy[i] = l.source(b.name)
+		} else {
+			setBy[i] = ""
+		}
+	}
 }
 
 // add records that entry of list came from from.

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
 
+	"github.com/sbx-sh/sbx/internal/userns"
 	"github.com/sbx-sh/sbx/seccomp"
 	"golang.org/x/sys/unix"
 )
@@ -157,49 +157,11 @@ func hasCap(c int) bool {
 	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
 
-// allCaps lists every capability this kernel knows, for the ambient set
-// of init (and of doctor's probes, which must have what init has).
-func allCaps() []uintptr {
-	last := lastCap()
-	caps := make([]uintptr, 0, last+1)
-	for c := 0; c <= last; c++ {
-		caps = append(caps, uintptr(c))
-	}
-	return caps
-}
-
-// lastCap is the highest capability this kernel knows. PR_CAPBSET_READ
-// fails with EINVAL past it, so a binary search over 0..63 costs six
-// prctl calls; /proc/sys/kernel/cap_last_cap is the fallback when prctl
-// is refused (an outer seccomp filter), 63 when both fail.
-var lastCap = sync.OnceValue(func() int {
-	known := func(c int) bool {
-		_, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
-		return err == nil
-	}
-	if known(0) {
-		lo, hi := 0, 64 // known(lo), !known(hi)
-		for hi-lo > 1 {
-			if mid := (lo + hi) / 2; known(mid) {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		return lo
-	}
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return 63
-	}
-	n := 0
-	for _, ch := range b {
-		if ch >= '0' && ch <= '9' {
-			n = n*10 + int(ch-'0')
-		}
-	}
-	return n
-})
+// allCaps and lastCap: package userns, shared with doctor's probes.
+var (
+	allCaps = userns.AllCaps
+	lastCap = userns.LastCap
+)
 
 // closeExtraFDs marks every descriptor from 3 up close-on-exec, so
 // nothing the caller leaked to sbx, and nothing sbx opened, reaches the

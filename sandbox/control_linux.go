@@ -228,7 +228,7 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 	}
 	if pl.Net.Proxy {
 		cfg := pl.Net.proxy
-		cfg.OnDeny = proxyReporter(col)
+		cfg.OnDeny = netproxy.Reporter(col)
 		if len(pl.secrets) > 0 {
 			cfg.Rewrite = injector(pl, col)
 		}

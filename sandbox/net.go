@@ -4,9 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -77,12 +75,6 @@ type TLSPlan struct {
 // BundlePath is where the command finds the trust bundle under TLS
 // termination (in the sandbox's private /tmp).
 const BundlePath = "/tmp/.sbx/ca-bundle.pem"
-
-// caBundleVars point the usual clients at the bundle.
-var caBundleVars = []string{
-	"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-	"GIT_SSL_CAINFO", "PIP_CERT", "CARGO_HTTP_CAINFO", "AWS_CA_BUNDLE", "npm_config_cafile",
-}
 
 // hostRootFiles are where Linux distributions keep the system's roots
 // (crypto/x509's list); SSL_CERT_FILE comes first.
@@ -303,68 +295,10 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 	n.HTTPPort, n.SOCKSPort = ProxyHTTPPort, ProxySOCKSPort
 	n.Allowed, n.Denied = p.Network.AllowedDomains, p.Network.DeniedDomains
 	n.ProxyLoopback = !p.Network.AllowLocalBinding
-	pl.Env = withProxyEnv(pl.Env, *n, p.Process.Self)
-	return nil
-}
-
-// withProxyEnv sets the variables that point clients at the proxy,
-// replacing whatever the caller had (the caller's proxies are not
-// reachable from the sandbox). NO_PROXY is empty with ProxyLoopback:
-// every name, loopback ones included, goes to the proxy, which decides
-// with the lists of the moment. Otherwise (allowLocalBinding; macOS,
-// where the command shares the host's loopback) it names the loopback
-// the command reaches directly, except a loopback host an allow entry
-// names at start: then "localhost" means the host's, through the proxy.
-func withProxyEnv(env []string, n NetPlan, self string) []string {
-	httpURL := fmt.Sprintf("http://127.0.0.1:%d", n.HTTPPort)
-	socksURL := fmt.Sprintf("socks5h://127.0.0.1:%d", n.SOCKSPort)
-	var noProxy []string
-	loopback := map[string]bool{}
-	for _, a := range n.Allowed {
-		if h, ok := netproxy.ExactHost(a); ok {
-			loopback[h] = true
-		}
-	}
-	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-		if !loopback[h] && !n.ProxyLoopback {
-			noProxy = append(noProxy, h)
-		}
-	}
-	set := map[string]string{
-		"HTTP_PROXY":  httpURL,
-		"HTTPS_PROXY": httpURL,
-		"ALL_PROXY":   socksURL,
-		"GRPC_PROXY":  httpURL,
-		"NO_PROXY":    strings.Join(noProxy, ","),
-	}
-	for k, v := range set {
-		set[strings.ToLower(k)] = v
-	}
-	// Node's own fetch (undici) honours the variables only when told to
-	// (Node 22.21+ and 24+; older ones ignore it).
-	set["NODE_USE_ENV_PROXY"] = "1"
+	client := netproxy.Client{HTTPPort: n.HTTPPort, SOCKSPort: n.SOCKSPort, Allowed: n.Allowed, ProxyLoopback: n.ProxyLoopback, Self: p.Process.Self}
 	if n.TLS != nil {
-		for _, k := range caBundleVars {
-			set[k] = n.TLS.BundlePath
-		}
+		client.CABundle = n.TLS.BundlePath
 	}
-	if self != "" {
-		set["GIT_SSH_COMMAND"] = "ssh -o ProxyCommand=" + shellQuote(shellQuote(self)+" connect %h %p")
-		set["SBX_PROXY"] = httpURL
-	}
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			out = append(out, kv)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		out = append(out, k+"="+set[k])
-	}
-	return out
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	pl.Env = netproxy.ClientEnv(pl.Env, client)
+	return nil
 }

@@ -1,27 +1,3 @@
-// Package sandbox owns one run of a sandboxed command on Linux: it turns a
-// Policy into a Plan (everything the kernel must enforce, computed once in
-// the supervisor), starts the sandbox's PID 1 in fresh namespaces, and
-// relays signals, the timeout and the exit status.
-//
-// The raw start (raw_linux.go) compiles the Plan into one program of
-// system calls that a clone of the supervisor runs without the Go runtime
-// (package internal/rawexec): PID 1 builds the mount view, forks the
-// command, which confines itself — Landlock, capabilities dropped, seccomp
-// — and execs; PID 1 then reaps orphans, forwards signals, and when the
-// command ends (or the supervisor dies, which it sees as its lifeline pipe
-// closing) kills everything left and removes the stubs. With discard
-// overlays it hands the supervisor descriptors on their upper layers,
-// which the supervisor reads once the sandbox's processes are gone (the
-// discard records, --save-changes) before it lets PID 1 finish, and it
-// connects to published ports inside the sandbox for the supervisor.
-// Plans the raw start does not cover (programs over rawexec's op limit)
-// start the Go init instead (InitMain: sbx re-exec'd with the
-// plan on an inherited pipe), which does the same from one confined OS
-// thread of its own and reads the overlays' upper layers itself at the end.
-//
-// The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
-// supervisor confines a thread and forks the command itself, as a child
-// subreaper that kills the command's whole process tree at the end.
 package sandbox
 
 import (

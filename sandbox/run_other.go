@@ -1,4 +1,4 @@
-//go:build !linux && !darwin
+//go:build !linux
 
 package sandbox
 
@@ -10,7 +10,8 @@ import (
 	"github.com/sbx-sh/sbx/violations"
 )
 
-// Run is Linux-only; macOS has Launch (run_darwin.go).
+// Run is Linux-only: this package supervises Linux runs (macOS has
+// package darwin/launch).
 func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 	fmt.Fprintln(stderr, "sbx: this build runs sandboxes on Linux only")
 	return 125

@@ -68,52 +68,6 @@ var notifSizes = sync.OnceValue(func() seccompNotifSizes {
 	return s
 })
 
-// ErrNoTasks is returned by Receive once no task uses the filter any more
-// (every task that had it has exited and been reaped): no notification
-// can ever come again. Kernels before 5.8 do not signal this; there
-// Receive waits until Close.
-var ErrNoTasks = errors.New("seccomp: no task uses the filter any more")
-
-// Request is one notified system call.
-type Request struct {
-	ID uint64 // the kernel's cookie for this notification
-	// PID is the calling thread's ID (a TID, not necessarily the
-	// process's PID), in the receiver's PID namespace (0 if the thread is
-	// not visible there). /proc/PID/... and process_vm_readv accept it.
-	PID  int
-	Arch uint32 // AUDIT_ARCH_*
-	Nr   int
-	// Syscall is the name of Nr for Arch from a static table covering
-	// the calls the filter notifies (x86_64 and arm64), or "syscall#N".
-	Syscall string
-	Args    [6]uint64
-	IP      uint64
-
-	l *Listener
-}
-
-// Valid reports whether the notification is still pending, that is
-// whether the calling task still exists and still waits for this answer.
-// Anything read through the PID (memory, /proc/PID/...) describes the
-// target only if Valid is true after the reading: a PID can be reused as
-// soon as the target dies. A Request not obtained from Receive is never
-// valid.
-func (r *Request) Valid() bool {
-	return r.l != nil && r.l.Valid(r.ID)
-}
-
-// Response is the answer to a Request. The zero Response makes the call
-// return 0 without running it. Errno, when set, is the error the call
-// fails with (Val is ignored). Continue lets the kernel run the call as
-// if the filter had allowed it; the kernel then reads the arguments and
-// the memory they point to again, so Continue must never follow a
-// security decision made on that memory (see Listener).
-type Response struct {
-	Val      int64
-	Errno    unix.Errno
-	Continue bool
-}
-
 // Listener reads a seccomp filter's user notifications and answers them.
 //
 // Security notes for handlers. A notified task waits in the kernel, but

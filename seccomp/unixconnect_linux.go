@@ -11,14 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DeniedErrno is what a connect(2) to a pathname Unix socket outside the
-// allow-list fails with: EACCES, the errno the kernel itself gives when
-// the socket file is not writable, so programs print "permission denied"
-// rather than a misleading "connection refused" (the server is there) or
-// a generic EPERM. Abstract addresses get EPERM, as Landlock's
-// abstract-socket scope answers.
-const DeniedErrno = unix.EACCES
-
 type devIno struct{ dev, ino uint64 }
 
 // UnixAllow decides notified connect(2) calls (Config.UnixConnect): a
@@ -51,27 +43,6 @@ type UnixAllow struct {
 	// thread restricted by the same Landlock ruleset as the command, so
 	// that its TCP rules still decide. Nil: connect(2) here.
 	ConnectNonUnix func(sock int, sockaddr []byte) unix.Errno
-}
-
-// UnixDenial describes a refused connect(2), for the violation record.
-type UnixDenial struct {
-	PID int
-	// Path is the address as the command gave it: a path (possibly
-	// relative), or "@name" for an abstract socket.
-	Path string
-	// Resolved is the file Path resolved to in the command's view, when
-	// resolution got that far.
-	Resolved string
-	Reason   string
-	Errno    unix.Errno
-}
-
-func (d *UnixDenial) Error() string {
-	s := fmt.Sprintf("connect to %q refused (%s)", d.Path, d.Reason)
-	if d.Resolved != "" && d.Resolved != d.Path {
-		s = fmt.Sprintf("connect to %q (%s) refused (%s)", d.Path, d.Resolved, d.Reason)
-	}
-	return s
 }
 
 // NewUnixAllow records the device and inode of each allowed socket path,

@@ -10,15 +10,15 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/sbx-sh/sbx/doctor"
 	"github.com/sbx-sh/sbx/landlock"
-	"github.com/sbx-sh/sbx/sandbox"
 	"github.com/sbx-sh/sbx/seccomp"
 )
 
 // cmdVersion prints one line: the version and commit (from -ldflags -X,
 // else from the build information the go command stamped in), the digest
 // of the embedded seccomp programs, the toolchain and platform, and what
-// sandbox.Probe reports of seccomp and Landlock — without its user
+// doctor.Probe reports of seccomp and Landlock — without its user
 // namespace probe, which starts a process.
 func cmdVersion(w io.Writer) int {
 	v, c := version, commit
@@ -82,7 +82,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || (*yes && !*fix) || (*fix && *asJSON) {
 		return fail(stderr, "usage: sbx doctor [--json | --fix [--yes]]")
 	}
-	r := sandbox.Probe()
+	r := doctor.Probe()
 	if *fix {
 		return doctorFix(r.Diagnosis, fixer{exe: realExe(), env: os.Environ(), yes: *yes, stdout: stdout, stderr: stderr})
 	}

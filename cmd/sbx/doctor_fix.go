@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sbx-sh/sbx/sandbox"
+	"github.com/sbx-sh/sbx/doctor"
 )
 
 // fixer is what `sbx doctor --fix` needs besides the diagnosis; tests give
@@ -39,7 +39,7 @@ type fixer struct {
 // sysctl, which stays the printed fallback. Exit 0: nothing to fix, the
 // commands printed, or the fix applied and checked; 1: no fix sbx can
 // apply here, a command failed, or sbx still cannot start.
-func doctorFix(d sandbox.Diagnosis, f fixer) int {
+func doctorFix(d doctor.Diagnosis, f fixer) int {
 	w := f.stdout
 	if d.ID == "ok" {
 		fmt.Fprintf(w, "nothing to fix: %s\n", d.Message)
@@ -88,7 +88,7 @@ func doctorFix(d sandbox.Diagnosis, f fixer) int {
 	}
 	for _, st := range fx.Steps {
 		argv := append(append([]string(nil), prefix...), st.Argv...)
-		fmt.Fprintf(w, "run:              %s\n", sandbox.Step{Argv: argv}.Command(""))
+		fmt.Fprintf(w, "run:              %s\n", doctor.Step{Argv: argv}.Command(""))
 		if _, err := f.run(argv, st.Stdin); err != nil {
 			fmt.Fprintf(f.stderr, "sbx: doctor --fix --yes: %s failed: %v; nothing after it ran\n", argv[len(prefix)], err)
 			return 1
@@ -163,16 +163,16 @@ func (f fixer) lookPath(name string) (string, error) {
 // check starts the binary afresh, `exe doctor --json`, and returns its
 // diagnosis: an AppArmor profile applies to a process from its exec on,
 // so this process (started before the profile was loaded) cannot tell.
-func (f fixer) check() (sandbox.Diagnosis, error) {
+func (f fixer) check() (doctor.Diagnosis, error) {
 	out, err := f.run([]string{f.exe, "doctor", "--json"}, "")
 	if err != nil {
-		return sandbox.Diagnosis{}, err
+		return doctor.Diagnosis{}, err
 	}
 	var r struct {
-		Diagnosis sandbox.Diagnosis `json:"diagnosis"`
+		Diagnosis doctor.Diagnosis `json:"diagnosis"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || r.Diagnosis.ID == "" {
-		return sandbox.Diagnosis{}, errors.Join(fmt.Errorf("%s doctor --json: no diagnosis in its output", f.exe), err)
+		return doctor.Diagnosis{}, errors.Join(fmt.Errorf("%s doctor --json: no diagnosis in its output", f.exe), err)
 	}
 	return r.Diagnosis, nil
 }

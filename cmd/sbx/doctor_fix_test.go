@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sbx-sh/sbx/sandbox"
+	"github.com/sbx-sh/sbx/doctor"
 )
 
 // fixHost is a fake host for `sbx doctor --fix`: a PATH whose sudo,
@@ -64,19 +64,19 @@ func newFixHost(t *testing.T, sudo, parser, after string) *fixHost {
 
 // diagnose is what sbx would diagnose on this host: the sysctl file path
 // holds value, and the process is root or a user.
-func (h *fixHost) diagnose(asRoot bool, path, value string) sandbox.Diagnosis {
+func (h *fixHost) diagnose(asRoot bool, path, value string) doctor.Diagnosis {
 	status := "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nSeccomp:\t0\n"
 	if asRoot {
 		status = "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nSeccomp:\t0\n"
 	}
-	return sandbox.Diagnose(sandbox.HostSnapshot{
+	return doctor.Diagnose(doctor.HostSnapshot{
 		Files:       map[string]string{"/proc/self/status": status, path: value, "/proc/self/attr/current": "unconfined\n"},
 		UsernsError: "fork/exec " + h.exe + ": operation not permitted", UsernsErrno: syscall.EPERM,
 		LandlockABI: 4, Seccomp: true, Exe: h.exe, Root: h.root,
 	})
 }
 
-func (h *fixHost) fix(t *testing.T, d sandbox.Diagnosis, yes bool) (int, string, string) {
+func (h *fixHost) fix(t *testing.T, d doctor.Diagnosis, yes bool) (int, string, string) {
 	t.Helper()
 	var so, se bytes.Buffer
 	code := doctorFix(d, fixer{exe: h.exe, env: h.env, yes: yes, stdout: &so, stderr: &se})
@@ -138,7 +138,7 @@ const (
 // nothing runs and the commands are printed.
 func TestDoctorFixAppArmor(t *testing.T) {
 	profileText := func(h *fixHost) (string, string) {
-		name, _ := sandbox.AppArmorProfile(h.exe)
+		name, _ := doctor.AppArmorProfile(h.exe)
 		return name, "abi <abi/4.0>,\ninclude <tunables/global>\n\n# sbx doctor --fix: user namespaces for this sbx binary, nothing else.\n" +
 			"profile " + name + " " + h.exe + " flags=(unconfined) {\n  userns,\n}\n"
 	}
@@ -247,7 +247,7 @@ func TestDoctorFixSysctls(t *testing.T) {
 			d := h.diagnose(tc.root, tc.path, tc.value)
 			if tc.root && tc.path == usernsClone {
 				// Root binds Debian's switch only in a rootless container.
-				d = sandbox.Diagnose(sandbox.HostSnapshot{
+				d = doctor.Diagnose(doctor.HostSnapshot{
 					Files: map[string]string{"/proc/self/status": "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nSeccomp:\t0\n",
 						"/proc/self/uid_map": "0 1000 1\n1 100000 65536\n", tc.path: tc.value},
 					UsernsError: "x", UsernsErrno: syscall.EPERM, LandlockABI: 4, Seccomp: true, Exe: h.exe, Root: h.root})
@@ -275,11 +275,11 @@ func TestDoctorFixSysctls(t *testing.T) {
 // the fixes printed and nothing run.
 func TestDoctorFixNothing(t *testing.T) {
 	h := newFixHost(t, "ok", "ok", "ok")
-	code, out, _ := h.fix(t, sandbox.Diagnose(sandbox.HostSnapshot{Files: map[string]string{}, LandlockABI: 4, Seccomp: true}), true)
+	code, out, _ := h.fix(t, doctor.Diagnose(doctor.HostSnapshot{Files: map[string]string{}, LandlockABI: 4, Seccomp: true}), true)
 	if code != 0 || !strings.HasPrefix(out, "nothing to fix: ") {
 		t.Errorf("healthy: exit %d", code)
 	}
-	d := sandbox.Diagnose(sandbox.HostSnapshot{Files: map[string]string{"/.dockerenv": "", "/proc/self/status": "Uid:\t1000\t1000\t1000\t1000\nSeccomp:\t2\n"},
+	d := doctor.Diagnose(doctor.HostSnapshot{Files: map[string]string{"/.dockerenv": "", "/proc/self/status": "Uid:\t1000\t1000\t1000\t1000\nSeccomp:\t2\n"},
 		UsernsError: "x", UsernsErrno: syscall.EPERM, LandlockABI: 4, Seccomp: true, Exe: h.exe, Root: h.root})
 	code, out, errOut := h.fix(t, d, true)
 	if d.ID != "container-seccomp" || code != 1 || !strings.Contains(out, "docker run --security-opt seccomp=unconfined") ||

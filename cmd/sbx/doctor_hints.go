@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sbx-sh/sbx/sandbox"
+	"github.com/sbx-sh/sbx/doctor"
 )
 
 // writeDoctor prints sbx doctor's report: one "key: value" line for each
@@ -12,7 +12,7 @@ import (
 // id and message, or ok) and, under it, what the diagnosis rests on and
 // each fix with its commands, flush left so they can be copied as they
 // are.
-func writeDoctor(w io.Writer, r sandbox.Report) {
+func writeDoctor(w io.Writer, r doctor.Report) {
 	yes := func(b bool, why string) string {
 		switch {
 		case b:
@@ -36,7 +36,7 @@ func writeDoctor(w io.Writer, r sandbox.Report) {
 
 const doctorIndent = "                  "
 
-func writeDiagnosis(w io.Writer, d sandbox.Diagnosis) {
+func writeDiagnosis(w io.Writer, d doctor.Diagnosis) {
 	fmt.Fprintf(w, "diagnosis:        %s: %s\n", d.ID, d.Message)
 	for i, e := range d.Evidence {
 		key := doctorIndent

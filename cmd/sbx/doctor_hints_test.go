@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sbx-sh/sbx/sandbox"
+	"github.com/sbx-sh/sbx/doctor"
 )
 
 // doctorJSON is the part of `sbx doctor --json` these tests read.
@@ -23,8 +23,8 @@ type doctorJSON struct {
 	DiscardOverlays struct {
 		Available bool `json:"available"`
 	} `json:"discardOverlays"`
-	Mode      string            `json:"mode"`
-	Diagnosis sandbox.Diagnosis `json:"diagnosis"`
+	Mode      string           `json:"mode"`
+	Diagnosis doctor.Diagnosis `json:"diagnosis"`
 }
 
 // checkDoctor checks one host's `sbx doctor` and `sbx doctor --json`
@@ -162,7 +162,7 @@ func TestDoctorRootPartialIDMap(t *testing.T) {
 // TestDoctorHintsText: the AppArmor profile is printed as a here-document
 // that can be pasted as it is, with the binary's real path.
 func TestDoctorHintsText(t *testing.T) {
-	d := sandbox.Diagnose(sandbox.HostSnapshot{
+	d := doctor.Diagnose(doctor.HostSnapshot{
 		Files: map[string]string{
 			"/proc/self/status": "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nSeccomp:\t0\n",
 			"/proc/sys/kernel/apparmor_restrict_unprivileged_userns": "1\n",

@@ -12,6 +12,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -109,33 +110,110 @@ var runFlagsHook func(*flag.FlagSet)
 
 // cmdRun runs a command, or with profile set prints the macOS Seatbelt
 // profile for the same flags and settings (`sbx profile --os darwin`).
+// Its steps: the flags (runFlags: define, parse, the command and its
+// limits), the caller's context, policy.Build, the command gate, then
+// --dry-run's printout or the run.
 func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
-	fs := flag.NewFlagSet("sbx", flag.ContinueOnError)
-	targetOS := "darwin"
+	f := newRunFlags(profile)
+	if err := f.parse(args); err != nil {
+		return fail(stderr, "%v; see 'sbx --help'", err)
+	}
+	if *f.help {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if err := f.command(profile); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	in := &f.in
+	if !in.DryRun && !in.WeakerNested {
+		// The sandbox's first process makes its namespaces on the
+		// other CPU while the policy and the plan are built.
+		sandbox.Prespawn()
+		defer sandbox.DropPrespawn()
+	}
+	if err := f.context(); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	p, err := policy.Build(*in)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
 	if profile {
-		fs.StringVar(&targetOS, "os", "darwin", "")
+		return printProfile(p, stdout, stderr)
+	}
+	if f.shellSet {
+		if err := gate(p, in.Cwd, *f.shell); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	if *f.dryRun {
+		if err := printPlan(p, stdout); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return 0
+	}
+	col, err := f.vf.open(p, args)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	code, err := start(p, stderr, col, func() {
+		if p.Filesystem.Disabled {
+			fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
+		}
+		if p.Network.Mode == "host" {
+			fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
+		}
+	})
+	if err != nil {
+		f.vf.abort(col)
+		return fail(stderr, "%v", err)
+	}
+	return f.vf.finish(p, col, code, stderr)
+}
+
+// runFlags is cmdRun's flag set and what it fills: policy.Input directly
+// where a flag maps onto one field, and the values that need checking or
+// assembling first.
+type runFlags struct {
+	fs                                                            *flag.FlagSet
+	in                                                            policy.Input
+	targetOS                                                      string
+	settings, allowRead, denyRead, allowWrite, denyWrite, discard list
+	passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock list
+	publish, presets, registries                                  list
+	claude                                                        optionalDir
+	keep, controlFD, askFD                                        fdList
+	vf                                                            violationFlags
+	askTimeout                                                    *time.Duration
+	timeout, shell                                                *string
+	dryRun, help                                                  *bool
+	// shellSet: -c was given (even empty).
+	shellSet bool
+}
+
+// newRunFlags defines every flag of a run (and of `sbx profile`, which
+// adds --os).
+func newRunFlags(profile bool) *runFlags {
+	f := &runFlags{fs: flag.NewFlagSet("sbx", flag.ContinueOnError), targetOS: "darwin"}
+	fs, in := f.fs, &f.in
+	if profile {
+		fs.StringVar(&f.targetOS, "os", "darwin", "")
 	}
 	fs.SetOutput(io.Discard)
-	var in policy.Input
-	var settings, allowRead, denyRead, allowWrite, denyWrite, discard list
-	var passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock, publish list
-	var presets, registries list
-	var claude optionalDir
-	var keep fdList
-	var vf violationFlags
-	vf.register(fs)
-	fs.Var(&settings, "settings", "")
+	f.vf.register(fs)
+	fs.Var(&f.settings, "settings", "")
 	fs.StringVar(&in.ManagedSettings, "managed-settings", "", "")
-	fs.Var(&claude, "claude-settings", "")
+	fs.Var(&f.claude, "claude-settings", "")
 	fs.BoolVar(&in.TrustProjectSettings, "trust-project-settings", false, "")
 	fs.StringVar(&in.Reads, "reads", "", "")
-	fs.Var(&presets, "preset", "")
-	fs.Var(&registries, "allow-registry", "")
-	fs.Var(&allowRead, "allow-read", "")
-	fs.Var(&denyRead, "deny-read", "")
-	fs.Var(&allowWrite, "allow-write", "")
-	fs.Var(&denyWrite, "deny-write", "")
-	fs.Var(&discard, "discard-writes", "")
+	fs.Var(&f.presets, "preset", "")
+	fs.Var(&f.registries, "allow-registry", "")
+	fs.Var(&f.allowRead, "allow-read", "")
+	fs.Var(&f.denyRead, "deny-read", "")
+	fs.Var(&f.allowWrite, "allow-write", "")
+	fs.Var(&f.denyWrite, "deny-write", "")
+	fs.Var(&f.discard, "discard-writes", "")
 	fs.StringVar(&in.UndeclaredWrites, "undeclared-writes", "", "")
 	fs.StringVar(&in.SaveChanges, "save-changes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
@@ -143,122 +221,132 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
 	fs.StringVar(&in.ObserveFiles, "observe-files", "", "")
 	fs.BoolVar(&in.ClearEnv, "clear-env", false, "")
-	fs.Var(&passEnv, "pass-env", "")
-	fs.Var(&setEnv, "set-env", "")
-	fs.Var(&unsetEnv, "unset-env", "")
-	fs.Var(&allowDomain, "allow-domain", "")
-	fs.Var(&denyDomain, "deny-domain", "")
-	fs.Var(&allowSock, "allow-unix-socket", "")
+	fs.Var(&f.passEnv, "pass-env", "")
+	fs.Var(&f.setEnv, "set-env", "")
+	fs.Var(&f.unsetEnv, "unset-env", "")
+	fs.Var(&f.allowDomain, "allow-domain", "")
+	fs.Var(&f.denyDomain, "deny-domain", "")
+	fs.Var(&f.allowSock, "allow-unix-socket", "")
 	fs.BoolVar(&in.AllowAllUnixSockets, "allow-all-unix-sockets", false, "")
 	fs.BoolVar(&in.AllowLocalBinding, "allow-local-binding", false, "")
-	fs.Var(&publish, "publish", "")
+	fs.Var(&f.publish, "publish", "")
 	fs.StringVar(&in.NetMode, "net", "", "")
 	fs.BoolVar(&in.TLSTerminate, "tls-terminate", false, "")
-	fs.Var(&keep, "keep-fd", "")
-	var controlFD, askFD fdList
-	fs.Var(&controlFD, "control-fd", "")
-	fs.Var(&askFD, "ask-fd", "")
-	askTimeout := fs.Duration("ask-timeout", 0, "")
-	timeout := fs.String("timeout", "", "")
-	dryRun := fs.Bool("dry-run", false, "")
-	shell := fs.String("c", "", "")
-	help := fs.Bool("help", false, "")
-	fs.BoolVar(help, "h", false, "")
+	fs.Var(&f.keep, "keep-fd", "")
+	fs.Var(&f.controlFD, "control-fd", "")
+	fs.Var(&f.askFD, "ask-fd", "")
+	f.askTimeout = fs.Duration("ask-timeout", 0, "")
+	f.timeout = fs.String("timeout", "", "")
+	f.dryRun = fs.Bool("dry-run", false, "")
+	f.shell = fs.String("c", "", "")
+	f.help = fs.Bool("help", false, "")
+	fs.BoolVar(f.help, "h", false, "")
 	if runFlagsHook != nil {
 		runFlagsHook(fs)
 	}
+	return f
+}
+
+// parse parses args, and notes whether -c was given.
+func (f *runFlags) parse(args []string) error {
+	fs := f.fs
 	if err := fs.Parse(args); err != nil {
-		return fail(stderr, "%v; see 'sbx --help'", err)
+		return err
 	}
 	// --claude-settings takes an optional DIR, as --claude-settings=DIR
 	// or as the one word between the flag and "--" (never a word that
 	// could be the command: `--claude-settings go test` runs go).
-	if rest := fs.Args(); claude.set && claude.dir == "" && len(rest) > 1 && rest[0] != "--" && rest[1] == "--" {
-		claude.dir = rest[0]
+	if rest := fs.Args(); f.claude.set && f.claude.dir == "" && len(rest) > 1 && rest[0] != "--" && rest[1] == "--" {
+		f.claude.dir = rest[0]
 		if err := fs.Parse(rest[1:]); err != nil {
-			return fail(stderr, "%v; see 'sbx --help'", err)
+			return err
 		}
 	}
-	if *help {
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	rest := fs.Args()
-	shellSet := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "c" {
-			shellSet = true
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "c" {
+			f.shellSet = true
 		}
 	})
+	return nil
+}
+
+// command fills the Input from the flags: the command (-c or the
+// arguments; none for a profile), the timeout, the lists, and the
+// descriptors, which must be open.
+func (f *runFlags) command(profile bool) error {
+	in := &f.in
+	rest := f.fs.Args()
 	if profile {
-		if targetOS != "darwin" {
-			return fail(stderr, "profile --os %q: only darwin profiles exist", targetOS)
+		if f.targetOS != "darwin" {
+			return fmt.Errorf("profile --os %q: only darwin profiles exist", f.targetOS)
 		}
-		if shellSet || len(rest) > 0 {
-			return fail(stderr, "sbx profile takes policy flags only, no command")
+		if f.shellSet || len(rest) > 0 {
+			return errors.New("sbx profile takes policy flags only, no command")
 		}
 		rest = []string{"true"} // the profile does not depend on the command
 	}
 	switch {
-	case shellSet && len(rest) > 0:
-		return fail(stderr, "give either -c 'STRING' or -- COMMAND, not both")
-	case shellSet:
-		if strings.TrimSpace(*shell) == "" {
-			return fail(stderr, "-c needs a non-empty command string")
+	case f.shellSet && len(rest) > 0:
+		return errors.New("give either -c 'STRING' or -- COMMAND, not both")
+	case f.shellSet:
+		if strings.TrimSpace(*f.shell) == "" {
+			return errors.New("-c needs a non-empty command string")
 		}
-		in.Argv = []string{"/bin/sh", "-c", *shell}
+		in.Argv = []string{"/bin/sh", "-c", *f.shell}
 	default:
 		in.Argv = rest
 	}
 	if len(in.Argv) == 0 || in.Argv[0] == "" {
-		return fail(stderr, "no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
+		return errors.New("no command given; usage: sbx [flags] -- COMMAND [ARG...] or sbx [flags] -c 'STRING'")
 	}
-	if *timeout != "" {
-		d, err := time.ParseDuration(*timeout)
+	if *f.timeout != "" {
+		d, err := time.ParseDuration(*f.timeout)
 		if err != nil || d <= 0 {
-			return fail(stderr, "--timeout %q: not a positive duration; use e.g. 30s, 5m, 1h30m", *timeout)
+			return fmt.Errorf("--timeout %q: not a positive duration; use e.g. 30s, 5m, 1h30m", *f.timeout)
 		}
 		in.Timeout = d
 	}
-	in.Settings, in.AllowRead, in.DenyRead = settings, allowRead, denyRead
-	in.AllowWrite, in.DenyWrite, in.DiscardWrites = allowWrite, denyWrite, discard
-	in.PassEnv, in.SetEnv, in.UnsetEnv = passEnv, setEnv, unsetEnv
-	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = allowDomain, denyDomain, allowSock, publish
-	in.KeepFDs = keep
-	if len(controlFD) > 1 {
-		return fail(stderr, "--control-fd given %d times; give one descriptor", len(controlFD))
+	in.Settings, in.AllowRead, in.DenyRead = f.settings, f.allowRead, f.denyRead
+	in.AllowWrite, in.DenyWrite, in.DiscardWrites = f.allowWrite, f.denyWrite, f.discard
+	in.PassEnv, in.SetEnv, in.UnsetEnv = f.passEnv, f.setEnv, f.unsetEnv
+	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = f.allowDomain, f.denyDomain, f.allowSock, f.publish
+	in.KeepFDs = f.keep
+	if len(f.controlFD) > 1 {
+		return fmt.Errorf("--control-fd given %d times; give one descriptor", len(f.controlFD))
 	}
-	if len(askFD) > 1 {
-		return fail(stderr, "--ask-fd given %d times; give one descriptor", len(askFD))
+	if len(f.askFD) > 1 {
+		return fmt.Errorf("--ask-fd given %d times; give one descriptor", len(f.askFD))
 	}
-	if len(askFD) == 1 {
-		in.AskFD, in.AskTimeout = askFD[0], *askTimeout
+	if len(f.askFD) == 1 {
+		in.AskFD, in.AskTimeout = f.askFD[0], *f.askTimeout
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.AskFD)); err != nil {
-			return fail(stderr, "--ask-fd %d: descriptor %d is not open", in.AskFD, in.AskFD)
+			return fmt.Errorf("--ask-fd %d: descriptor %d is not open", in.AskFD, in.AskFD)
 		}
 	}
-	if len(controlFD) == 1 {
-		in.ControlFD = controlFD[0]
+	if len(f.controlFD) == 1 {
+		in.ControlFD = f.controlFD[0]
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.ControlFD)); err != nil {
-			return fail(stderr, "--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
+			return fmt.Errorf("--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
 		}
 	}
-	in.Presets, in.AllowRegistry = presets, registries
-	in.DryRun = *dryRun || profile // a profile runs nothing: create nothing
-	if !in.DryRun && !in.WeakerNested {
-		// The sandbox's first process makes its namespaces on the
-		// other CPU while the policy and the plan are built.
-		sandbox.Prespawn()
-		defer sandbox.DropPrespawn()
-	}
-	for _, k := range keep {
+	in.Presets, in.AllowRegistry = f.presets, f.registries
+	in.DryRun = *f.dryRun || profile // a profile runs nothing: create nothing
+	return nil
+}
+
+// context fills the rest of the Input from the caller's context: the
+// kept descriptors (which must be open), the working directory, the
+// homes, the Claude Code project, sbx itself, the environment and ids.
+func (f *runFlags) context() error {
+	in := &f.in
+	for _, k := range f.keep {
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", k)); err != nil {
-			return fail(stderr, "--keep-fd %d: descriptor %d is not open", k, k)
+			return fmt.Errorf("--keep-fd %d: descriptor %d is not open", k, k)
 		}
 	}
 	var err error
 	if in.Cwd, err = os.Getwd(); err != nil {
-		return fail(stderr, "cannot determine the working directory: %v", err)
+		return fmt.Errorf("cannot determine the working directory: %w", err)
 	}
 	// Getwd may answer with $PWD, a path through symlinks; the view is
 	// built from resolved paths.
@@ -271,13 +359,13 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	// with a note what it cannot resolve.
 	in.Home = os.Getenv("HOME")
 	in.PasswdHome = policy.PasswdHome(os.Getuid())
-	if claude.set {
+	if f.claude.set {
 		in.ClaudeSettings = true
 		in.ClaudeDir = in.Cwd
-		if claude.dir != "" {
-			d, err := filepath.Abs(claude.dir)
+		if f.claude.dir != "" {
+			d, err := filepath.Abs(f.claude.dir)
 			if err != nil {
-				return fail(stderr, "--claude-settings %q: %v", claude.dir, err)
+				return fmt.Errorf("--claude-settings %q: %w", f.claude.dir, err)
 			}
 			in.ClaudeDir = d
 		}
@@ -286,69 +374,47 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in.ScanCache = sandbox.ScanCacheDir(in.Home)
 	in.Environ = os.Environ()
 	in.UID, in.GID = os.Getuid(), os.Getgid()
+	return nil
+}
 
-	p, err := policy.Build(in)
+// gate runs the command gate over a -c string when the settings enable
+// it.
+func gate(p *policy.Policy, cwd, shell string) error {
+	cfg, err := check.ParseConfig(p.Commands)
 	if err != nil {
-		return fail(stderr, "%v", err)
+		return fmt.Errorf("settings: commands: %w", err)
 	}
-	if profile {
-		return printProfile(p, stdout, stderr)
-	}
-	if shellSet {
-		// The command gate runs first when the settings enable it.
-		cfg, err := check.ParseConfig(p.Commands)
-		if err != nil {
-			return fail(stderr, "settings: commands: %v", err)
-		}
-		if cfg.Enabled() {
-			if fs := cfg.Check(in.Cwd, *shell); len(fs) > 0 {
-				msgs := make([]string, len(fs))
-				for i, f := range fs {
-					msgs[i] = f.String()
-				}
-				return fail(stderr, "command refused by the gate: %s", strings.Join(msgs, "; "))
+	if cfg.Enabled() {
+		if fs := cfg.Check(cwd, shell); len(fs) > 0 {
+			msgs := make([]string, len(fs))
+			for i, f := range fs {
+				msgs[i] = f.String()
 			}
+			return fmt.Errorf("command refused by the gate: %s", strings.Join(msgs, "; "))
 		}
 	}
-	if *dryRun {
-		plan, err := sandbox.Compute(p)
-		if err != nil {
-			return fail(stderr, "%v", err)
-		}
-		if plan.Net.TLS != nil {
-			plan.Net.TLS.Bundle = nil // certificates only, but long: the path and the CA say enough
-		}
-		out := struct {
-			Policy *policy.Policy `json:"policy"`
-			Plan   *sandbox.Plan  `json:"plan"`
-			// Visible is what an empty-root view (denyRead "/",
-			// --reads declared) holds; nothing else is there.
-			Visible []string `json:"visible,omitempty"`
-		}{p, plan, plan.Mounts.Visible()}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return fail(stderr, "%v", err)
-		}
-		return 0
-	}
-	col, err := vf.open(p, args)
+	return nil
+}
+
+// printPlan is --dry-run: the policy and the plan, as JSON.
+func printPlan(p *policy.Policy, stdout io.Writer) error {
+	plan, err := sandbox.Compute(p)
 	if err != nil {
-		return fail(stderr, "%v", err)
+		return err
 	}
-	code, err := sandbox.Launch(p, stderr, col, func(*sandbox.Plan) {
-		if p.Filesystem.Disabled {
-			fmt.Fprintln(stderr, "sbx: filesystem.disabled: the command can read and write everything the user can")
-		}
-		if p.Network.Mode == "host" {
-			fmt.Fprintln(stderr, "sbx: --net host: the command shares the host's network, unfiltered")
-		}
-	})
-	if err != nil {
-		vf.abort(col)
-		return fail(stderr, "%v", err)
+	if plan.Net.TLS != nil {
+		plan.Net.TLS.Bundle = nil // certificates only, but long: the path and the CA say enough
 	}
-	return vf.finish(p, col, code, stderr)
+	out := struct {
+		Policy *policy.Policy `json:"policy"`
+		Plan   *sandbox.Plan  `json:"plan"`
+		// Visible is what an empty-root view (denyRead "/",
+		// --reads declared) holds; nothing else is there.
+		Visible []string `json:"visible,omitempty"`
+	}{p, plan, plan.Mounts.Visible()}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 func fail(w io.Writer, format string, a ...any) int {

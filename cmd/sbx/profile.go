@@ -5,12 +5,12 @@ import (
 	"io"
 
 	"github.com/sbx-sh/sbx/darwin"
+	"github.com/sbx-sh/sbx/darwin/launch"
 	"github.com/sbx-sh/sbx/policy"
-	"github.com/sbx-sh/sbx/sandbox"
 )
 
 func printProfile(p *policy.Policy, stdout, stderr io.Writer) int {
-	prof, err := darwin.Profile(sandbox.DarwinInput(p, nil))
+	prof, err := darwin.Profile(launch.Input(p, nil))
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -248,50 +248,14 @@ func makeBOM(inputs []input, version, timestamp string) ([]byte, error) {
 			PURL:        purl("stdlib", strings.TrimPrefix(gov, "go")),
 		}, target)
 		for _, d := range bi.Deps {
-			m, props := d, []property(nil)
-			if d.Replace != nil {
-				m = d.Replace
-				props = append(props, property{"golang:replaces", d.Path + "@" + d.Version})
+			c, err := moduleComponent(d)
+			if err != nil {
+				return nil, err
 			}
-			c := component{
-				Type:    "library",
-				BOMRef:  purl(m.Path, m.Version),
-				Name:    m.Path,
-				Version: m.Version,
-				Scope:   "required",
-				PURL:    purl(m.Path, m.Version),
-			}
-			if m.Sum != "" {
-				props = append(props, property{"golang:sum", m.Sum})
-				if h, ok := strings.CutPrefix(m.Sum, "h1:"); ok {
-					// h1: is the base64 SHA-256 of the module's file list
-					// and their SHA-256s (golang.org/x/mod/sumdb/dirhash).
-					b, err := base64.StdEncoding.DecodeString(h)
-					if err != nil || len(b) != sha256.Size {
-						return nil, fmt.Errorf("%s@%s: go.sum hash %q is not an h1: SHA-256", m.Path, m.Version, m.Sum)
-					}
-					c.Hashes = []hash{{"SHA-256", hex.EncodeToString(b)}}
-				}
-			}
-			c.Properties = props
 			add(c, target)
 		}
 		if in.name != "" {
-			f := component{
-				Type:    "file",
-				BOMRef:  "file:" + in.name,
-				Name:    in.name,
-				Version: version,
-				Hashes:  []hash{{"SHA-256", in.sha256}},
-				Properties: []property{
-					{"golang:package", bi.Path},
-					{"golang:goversion", bi.GoVersion},
-				},
-			}
-			for _, s := range bi.Settings {
-				f.Properties = append(f.Properties, property{"golang:build:" + s.Key, s.Value})
-			}
-			files = append(files, f)
+			files = append(files, fileComponent(in, version))
 		}
 	}
 	subject.Properties = []property{{"golang:package", strings.Join(pkgs, " ")}}
@@ -350,6 +314,59 @@ func makeBOM(inputs []input, version, timestamp string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// moduleComponent is the component of one module a binary links (its
+// replacement, when replaced), with its go.sum hash.
+func moduleComponent(d *debug.Module) (component, error) {
+	m, props := d, []property(nil)
+	if d.Replace != nil {
+		m = d.Replace
+		props = append(props, property{"golang:replaces", d.Path + "@" + d.Version})
+	}
+	c := component{
+		Type:    "library",
+		BOMRef:  purl(m.Path, m.Version),
+		Name:    m.Path,
+		Version: m.Version,
+		Scope:   "required",
+		PURL:    purl(m.Path, m.Version),
+	}
+	if m.Sum != "" {
+		props = append(props, property{"golang:sum", m.Sum})
+		if h, ok := strings.CutPrefix(m.Sum, "h1:"); ok {
+			// h1: is the base64 SHA-256 of the module's file list
+			// and their SHA-256s (golang.org/x/mod/sumdb/dirhash).
+			b, err := base64.StdEncoding.DecodeString(h)
+			if err != nil || len(b) != sha256.Size {
+				return component{}, fmt.Errorf("%s@%s: go.sum hash %q is not an h1: SHA-256", m.Path, m.Version, m.Sum)
+			}
+			c.Hashes = []hash{{"SHA-256", hex.EncodeToString(b)}}
+		}
+	}
+	c.Properties = props
+	return c, nil
+}
+
+// fileComponent is the component of one binary: its hash and build
+// settings.
+func fileComponent(in input, version string) component {
+	bi := in.info
+	f := component{
+		Type:    "file",
+		BOMRef:  "file:" + in.name,
+		Name:    in.name,
+		Version: version,
+		Hashes:  []hash{{"SHA-256", in.sha256}},
+		Properties: []property{
+			{"golang:package", bi.Path},
+			{"golang:goversion", bi.GoVersion},
+		},
+	}
+	for _, s := range bi.Settings {
+		f.Properties = append(f.Properties, property{"golang:build:" + s.Key, s.Value})
+	}
+	return f
 }
 
 // purl is the package URL of Go module path at version (which may be

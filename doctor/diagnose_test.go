@@ -1,4 +1,4 @@
-package sandbox
+package doctor
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// readFixture parses a testdata/doctor file: a comment, then sections
+// readFixture parses a testdata file: a comment, then sections
 // "-- NAME --". The section "probe" holds the probe's outcome as
 // "key: value" lines (userns, errno, proc, landlock, seccomp, exe); every
 // other section is a file of SnapshotPaths and its contents.
@@ -104,7 +104,7 @@ EOF`
 
 const dockerRun = "docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined IMAGE ..."
 
-// TestDoctorFixtures diagnoses each host of testdata/doctor (the usual
+// TestDoctorFixtures diagnoses each host of testdata (the usual
 // reasons sbx cannot start, and healthy hosts) and checks the one reason
 // and its fixes. Every fixture must have a case here.
 func TestDoctorFixtures(t *testing.T) {
@@ -178,7 +178,7 @@ func TestDoctorFixtures(t *testing.T) {
 			evidence: []string{"4.19.0-gvisor"},
 		},
 	}
-	files, err := filepath.Glob("testdata/doctor/*.txtar")
+	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package doctor
 
 // Report is what `sbx doctor` prints: what this kernel supports, the
 // mode sbx will use and, when that is not the full mode, why and how to

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package sandbox
+package launch
 
 import (
 	"bufio"
@@ -19,12 +19,6 @@ import (
 	"github.com/sbx-sh/sbx/violations"
 )
 
-// Run is Linux-only; on macOS use Launch.
-func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
-	fmt.Fprintln(stderr, "sbx: internal error: sandbox.Run on macOS")
-	return 125
-}
-
 // Launch runs the command under sandbox-exec with a profile generated
 // from p (package darwin). There is no network namespace: in filtered
 // mode the supervisor's proxy listens on two loopback ports of the host
@@ -32,7 +26,7 @@ func Run(pl *Plan, stderr io.Writer, _ *violations.Collector) int {
 // from the system log (log stream, filtered on the run's message tag)
 // and recorded like Linux's. This runner is built and unit-tested on
 // Linux but has not been run on a Mac.
-func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func()) (int, error) {
 	if len(p.Network.Publish) > 0 {
 		return 125, errors.New("--publish: on macOS the command listens on the host's own loopback; use --allow-local-binding instead")
 	}
@@ -48,7 +42,7 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		px, err := netproxy.New(netproxy.Config{
 			Allowed: p.Network.AllowedDomains, Denied: p.Network.DeniedDomains,
 			DeniedReasons: p.Network.DeniedDomainReasons, DeniedResolved: p.Network.DeniedResolvedAddresses,
-			OnDeny: proxyReporter(col),
+			OnDeny: netproxy.Reporter(col),
 		})
 		if err != nil {
 			return 125, fmt.Errorf("network settings: %w", err)
@@ -63,18 +57,18 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		}
 		go func() { _ = px.ServeHTTP(ls[0]) }()
 		go func() { _ = px.ServeSOCKS(ls[1]) }()
-		env = withProxyEnv(env, NetPlan{
+		env = netproxy.ClientEnv(env, netproxy.Client{
 			HTTPPort: uint16(ports[0]), SOCKSPort: uint16(ports[1]),
-			Allowed: p.Network.AllowedDomains,
-		}, p.Process.Self)
+			Allowed: p.Network.AllowedDomains, Self: p.Process.Self,
+		})
 	}
-	in := DarwinInput(p, ports)
+	in := Input(p, ports)
 	prof, err := darwin.Profile(in)
 	if err != nil {
 		return 125, err
 	}
 	if ready != nil {
-		ready(nil)
+		ready()
 	}
 	stopLog := watchSystemLog(in.Tag, col, stderr)
 	ctx := context.Background()

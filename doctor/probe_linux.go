@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package doctor
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/sbx-sh/sbx/internal/userns"
 	"github.com/sbx-sh/sbx/landlock"
 	"github.com/sbx-sh/sbx/seccomp"
 	"golang.org/x/sys/unix"
@@ -79,9 +80,9 @@ func probeDiscard() (bool, string) {
 	// mounter's DAC rights on its layers, not only CAP_SYS_ADMIN).
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
-		UidMappings: idMap(os.Getuid()),
-		GidMappings: idMap(os.Getgid()),
-		AmbientCaps: allCaps(),
+		UidMappings: userns.IDMap(os.Getuid()),
+		GidMappings: userns.IDMap(os.Getgid()),
+		AmbientCaps: userns.AllCaps(),
 	}
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -190,8 +191,8 @@ func probeNamespaces(exe string) (usernsErr string, usernsErrno, procErrno sysca
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET,
-		UidMappings: idMap(os.Getuid()),
-		GidMappings: idMap(os.Getgid()),
+		UidMappings: userns.IDMap(os.Getuid()),
+		GidMappings: userns.IDMap(os.Getgid()),
 		// As sbx's init has: a mapped uid other than 0 would lose it at exec.
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package launch
 
 import (
 	"encoding/json"

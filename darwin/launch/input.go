@@ -1,4 +1,12 @@
-package sandbox
+// Package launch runs a command under Seatbelt on macOS: Input maps a
+// Policy onto the profile generator's input (package darwin, which stays
+// free of sbx's policy types), and Launch (macOS only) starts sbx's proxy
+// on the host's loopback in filtered mode, generates the profile, runs
+// the command with sandbox-exec and records the denials it reads back
+// from the system log. It is the macOS counterpart of package sandbox,
+// the Linux supervisor; what both use lives in netproxy (the proxy, its
+// client environment, its denial records).
+package launch
 
 import (
 	"crypto/rand"
@@ -10,10 +18,10 @@ import (
 	"github.com/sbx-sh/sbx/policy"
 )
 
-// DarwinInput maps the Policy onto the Seatbelt generator's input, with a
+// Input maps the Policy onto the Seatbelt generator's input, with a
 // fresh per-run message tag. proxyPorts are the loopback ports of sbx's
 // proxy (filtered mode).
-func DarwinInput(p *policy.Policy, proxyPorts []int) darwin.Input {
+func Input(p *policy.Policy, proxyPorts []int) darwin.Input {
 	tmp := []string{"/private/tmp"}
 	if runtime.GOOS == "darwin" {
 		tmp = append(tmp, os.TempDir())

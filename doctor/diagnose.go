@@ -1,4 +1,4 @@
-package sandbox
+package doctor
 
 import (
 	"crypto/sha256"
@@ -75,7 +75,7 @@ func shellWord(w string) string {
 	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-=,:@%") == "" {
 		return w
 	}
-	return shellQuote(w)
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // steps makes a fix that --fix can apply: its commands are its steps'.

@@ -1,0 +1,29 @@
+// Package sandbox is the supervisor of one sandboxed run on Linux, and
+// nothing else: it turns a Policy into a Plan (everything the kernel must
+// enforce, computed once in the supervisor), starts the sandbox's PID 1 in
+// fresh namespaces, serves the run while it lasts (the proxy's listeners,
+// published ports, the seccomp notifications, --control-fd and --ask-fd),
+// relays signals, the timeout and the exit status, and records what was
+// denied.
+//
+// The start (raw_linux.go) compiles the Plan into one program of system
+// calls that a clone of the supervisor runs without the Go runtime
+// (package internal/rawexec): PID 1 builds the mount view, forks the
+// command, which confines itself — Landlock, capabilities dropped, seccomp
+// — and execs; PID 1 then reaps orphans, forwards signals, and when the
+// command ends (or the supervisor dies, which it sees as its lifeline pipe
+// closing) kills everything left and removes the stubs. With discard
+// overlays it hands the supervisor descriptors on their upper layers,
+// which the supervisor reads once the sandbox's processes are gone (the
+// discard records, --save-changes) before it lets PID 1 finish, and it
+// connects to published ports inside the sandbox for the supervisor.
+//
+// The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
+// supervisor confines a thread and forks the command itself, as a child
+// subreaper that kills the command's whole process tree at the end.
+//
+// What is not here: `sbx doctor`'s probes and diagnosis (package doctor),
+// the macOS launch (package darwin/launch), the proxy and its client
+// environment (package netproxy), the mount plan (package ns). On other
+// OSes Run and Launch refuse with status 125.
+package sandbox
