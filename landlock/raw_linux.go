@@ -7,19 +7,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CompileRaw appends to p the system calls of RestrictThread, for a
-// process that has no Go runtime (see package rawexec): create the
-// ruleset, add each rule (a path missing in the view is skipped; a file
-// given directory rights gets its file rights only), set no_new_privs and
+// Compile appends to p the system calls that confine the sandboxed
+// command, which runs them without a Go runtime (see package rawexec)
+// after its fork from the sandbox's first process: create the ruleset,
+// add each rule (a path missing in the view is skipped; a file given
+// directory rights gets its file rights only), set no_new_privs and
 // restrict. The kernel's ABI is probed here, in the caller.
-func (rs Ruleset) CompileRaw(p *rawexec.Program) error {
-	_, attr, size, err := rs.rulesetAttr()
-	if err != nil {
-		return err
+//
+// With e (PrepareEarly; nil for none) the ruleset is e's and the command
+// skips each rule the early process marked as added and adds every other
+// one in the view, so a rule is added at least once whatever the early
+// process managed (twice, for the same inode, is harmless).
+func (rs Ruleset) Compile(p *rawexec.Program, e *Early) error {
+	var (
+		ruleset rawexec.Arg
+		attr    *unix.LandlockRulesetAttr
+		rules   []rawRule
+	)
+	if e != nil {
+		ruleset, attr, rules = rawexec.Int(e.fd), e.rulesetAttr, e.rules
+	} else {
+		var size uintptr
+		var err error
+		if _, attr, size, err = rs.rulesetAttr(); err != nil {
+			return err
+		}
+		ruleset = p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
+		rules = rs.rawRules(attr.Handled_access_fs)
 	}
-	ruleset := p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
 	fd := p.NewSlot()
-	for _, r := range rs.rawRules(attr.Handled_access_fs) {
+	for i, r := range rules {
+		if e != nil && e.mine[i] {
+			p.SkipIfNotEqual(r.label, e.done, 8*i, 0, ruleOpsLen(r)) // added by the early process?
+		}
 		ruleOps(p, ruleset, fd, r)
 	}
 	rs.finishRaw(p, attr, ruleset)

@@ -44,7 +44,7 @@ func startConfined(pl *Plan, path string, files []*os.File) (int, *os.File, erro
 			// not be the confined one: signals and ptrace access to this
 			// process are checked against the leader's credentials and
 			// Landlock domain, so the command (in the same domain) could
-			// signal init. Hold it, locked, while the work runs on a
+			// signal sbx. Hold it, locked, while the work runs on a
 			// goroutine that therefore gets another thread.
 			done := make(chan struct{})
 			go func() { confine(); close(done) }()
@@ -158,7 +158,7 @@ func hasCap(c int) bool {
 }
 
 // allCaps lists every capability this kernel knows, for the ambient set
-// of init (and of doctor's probes, which must have what init has).
+// of doctor's probes (which must have what the sandbox's PID 1 has).
 func allCaps() []uintptr {
 	last := lastCap()
 	caps := make([]uintptr, 0, last+1)

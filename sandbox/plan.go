@@ -3,7 +3,7 @@
 // the supervisor), starts the sandbox's PID 1 in fresh namespaces, and
 // relays signals, the timeout and the exit status.
 //
-// The raw start (raw_linux.go) compiles the Plan into one program of
+// The full mode's start (raw_linux.go) compiles the Plan into one program of
 // system calls that a clone of the supervisor runs without the Go runtime
 // (package internal/rawexec): PID 1 builds the mount view, forks the
 // command, which confines itself — Landlock, capabilities dropped, seccomp
@@ -13,11 +13,10 @@
 // overlays it hands the supervisor descriptors on their upper layers,
 // which the supervisor reads once the sandbox's processes are gone (the
 // discard records, --save-changes) before it lets PID 1 finish, and it
-// connects to published ports inside the sandbox for the supervisor.
-// Plans the raw start does not cover (programs over rawexec's op limit)
-// start the Go init instead (InitMain: sbx re-exec'd with the
-// plan on an inherited pipe), which does the same from one confined OS
-// thread of its own and reads the overlays' upper layers itself at the end.
+// connects to published ports inside the sandbox for the supervisor. It
+// is the only start of the full mode, for every plan; it is built for
+// linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode
+// (exit 125, naming --weaker-nested).
 //
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child
@@ -40,12 +39,8 @@ import (
 	"github.com/sbx-sh/sbx/seccomp"
 )
 
-// InitArg is the hidden first argument that makes sbx run as the sandbox's
-// init (Linux): sbx __sbx_init PLANFD LIFELINEFD STATUSFD CONTROLFD.
-const InitArg = "__sbx_init"
-
-// Plan is everything the sandbox's stages apply. It crosses to init as
-// JSON on an inherited pipe.
+// Plan is everything the sandbox's stages apply, computed once in the
+// supervisor.
 type Plan struct {
 	Weaker   bool             `json:"weaker"`
 	HostNet  bool             `json:"hostNet"`

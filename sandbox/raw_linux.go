@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -22,19 +25,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The raw start: the sandbox's first process is a clone of the
-// supervisor that runs the whole setup as a pre-built program of system
-// calls (package rawexec) and never starts a second Go runtime. It builds
-// the mount view, brings up the loopback, forks the command (which
+// The start of a full-mode run: the sandbox's first process is a clone
+// of the supervisor that runs the whole setup as a pre-built program of
+// system calls (package rawexec) and never starts a second Go runtime. It
+// builds the mount view, brings up the loopback, forks the command (which
 // confines itself — Landlock, capabilities, seccomp — and execs), and
 // stays as PID 1: it reaps, forwards signals, kills everything when the
 // command ends or the supervisor goes (lifeline), and removes the stubs.
 //
-// It covers every plan but those too large for one rawexec program
-// (rawexec.MaxOps); they still start the Go init (InitMain). The control
-// socket works as with init: the first process sends the proxy's
-// listeners, the command its seccomp listener. Published ports are served
-// by the first process itself, on a socket pair of their own
+// It covers every plan: the program is as long as the plan needs. A plan
+// the kernel cannot take (a view over fs.mount-max, more stubs than
+// descriptors) fails with exit 125 and a line that says what to narrow
+// (tooLarge). The control socket carries the proxy's listeners (from the
+// first process) and the command's seccomp listener. Published ports are
+// served by the first process itself, on a socket pair of their own
 // (rawexec.Reaper.Dial): for each connection to a published host port the
 // supervisor asks it for 127.0.0.1:PORT inside the sandbox's network
 // namespace; PID 1 starts the connect (non-blocking) and hands the socket
@@ -44,32 +48,28 @@ import (
 // socket, or a socket of their own); once every process of the sandbox is
 // gone, and before the supervisor lets the first process go on (the ack),
 // the supervisor reads what the overlays took through them — the
-// records, and --save-changes — as init does inside the sandbox.
+// records, and --save-changes.
 
-// rawCandidate says whether the raw start may handle pl, judged from
-// what basePlan knows (the mount view, the seccomp configuration and the
-// program's size are checked by runRaw, which falls back with errNotRaw).
-func rawCandidate(*Plan) bool {
-	return true
-}
+// maxDiscarded bounds the discarded writes reported for one run.
+const maxDiscarded = 100000
 
 // The published ports' dials in rawexec's protocol (ctlSide.dialInside).
 
-func rawDialRequest(id uint64, port uint16) []byte {
+func dialRequest(id uint64, port uint16) []byte {
 	return rawexec.DialRequest{ID: id, Port: port}.Encode()
 }
 
-func rawDialReply(b []byte) (id uint64, errno uint32, err error) {
+func dialReply(b []byte) (id uint64, errno uint32, err error) {
 	r, err := rawexec.DecodeDialReply(b)
 	return r.ID, r.Errno, err
 }
 
-func rawWaitConnected(fd int, d time.Duration) error {
+func waitConnected(fd int, d time.Duration) error {
 	return rawexec.WaitConnected(fd, d)
 }
 
 // early is the first process Prespawn cloned ahead of the plan, until
-// runRaw hands it to rawexec.Start or DropPrespawn ends it.
+// run hands it to rawexec.Start or DropPrespawn ends it.
 var early struct {
 	sync.Mutex
 	e *rawexec.Early
@@ -85,7 +85,7 @@ var early struct {
 // ends (or never starts). It reports nothing: whatever stops it stops the
 // usual clone too, which reports it.
 func Prespawn() {
-	attr := &rawexec.Attr{Cloneflags: rawCloneflags(false), IDMap: rawexec.SelfMap}
+	attr := &rawexec.Attr{Cloneflags: cloneflags(false), IDMap: rawexec.SelfMap}
 	if os.Getuid() == 0 && os.Geteuid() == 0 {
 		attr.IDMap = rawexec.ParentMap
 		attr.UIDMap, attr.GIDMap = idMap(os.Getuid()), idMap(os.Getgid())
@@ -117,8 +117,8 @@ func takeEarly() *rawexec.Early {
 	return e
 }
 
-// rawCloneflags are the namespaces of the raw start.
-func rawCloneflags(hostNet bool) uintptr {
+// cloneflags are the sandbox's namespaces.
+func cloneflags(hostNet bool) uintptr {
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
 	if !hostNet {
 		flags |= unix.CLONE_NEWNET
@@ -126,110 +126,127 @@ func rawCloneflags(hostNet bool) uintptr {
 	return flags
 }
 
-// errNotRaw: the complete plan needs the Go init after all.
-var errNotRaw = errors.New("sandbox: not a raw start")
+// launch is one run's start, shared by its stages: compile (the plan
+// into PID 1's program), prepare (the supervisor's side), start (the
+// clone) and supervise (records, signals, the end).
+type launch struct {
+	pl     *Plan
+	stderr io.Writer
+	col    *violations.Collector
 
-// runRaw runs the complete plan pl with the raw start. It returns
-// errNotRaw, having changed nothing, when pl needs the Go init.
-func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
-	// With an early process (Prespawn), the Landlock rules for paths the
-	// view shows as the host has them are added by it, on the other CPU,
-	// while the rest is compiled; the command adds the others.
-	early := takeEarly()
-	defer early.Abandon() // a no-op once Start has it
-	var lle *landlock.Early
-	if early != nil {
-		var err error
-		if lle, err = pl.Landlock.PrepareEarly(pl.Mounts.HostInode); err != nil {
-			return failf(stderr, "%v", err), nil
-		}
-		defer lle.Close()
-		early.Call(lle.Func()) // best effort: the command adds what it did not
+	early      *rawexec.Early // from Prespawn, or nil
+	lle        *landlock.Early
+	prog, exit rawexec.Program
+	view       *ns.View
+	started    bool // the first process owns the stubs from here on
+
+	ctlSup, ctlInit   *os.File // the control socket (nil: none)
+	dialSup, dialInit *os.File // the published ports' dial socket (nil: none)
+	sock, dial        int      // the first process's ends, -1 for none
+	saveFD            int      // the --save-changes directory, -1 for none
+	nw                *ctlSide
+	path              string // the command, looked up
+
+	lifeR, lifeW, statR, statW, ackR, ackW *os.File
+	sigc                                   chan os.Signal
+	notified                               <-chan struct{}
+}
+
+// failed is a stage's end of the run: sbx's exit status, its message
+// already written.
+type failed int
+
+func (f failed) Error() string { return fmt.Sprintf("exit %d", int(f)) }
+
+// fail writes sbx's one-line error and returns its exit status, 125.
+func (l *launch) fail(format string, a ...any) error {
+	return failed(failf(l.stderr, format, a...))
+}
+
+// run runs the complete plan pl and returns sbx's exit status.
+func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, early: takeEarly()}
+	defer l.cleanup()
+	err := l.compile()
+	if err == nil {
+		err = l.prepare()
 	}
-	var prog, exit rawexec.Program
-	prog.Grow(1024) // the default plan is about 850 ops
-	// PID 1 is a copy of the supervisor, command line included, and
-	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
-	// arguments can carry a value the sandbox must not see (--set-env of
-	// a masked credential). Its first act is to zero them in its copy.
-	if !zeroArgsOps(&prog) {
-		return 0, errNotRaw
-	}
-	// A session of its own, as init had: a terminal's ^C reaches the
-	// supervisor only, which forwards it once.
-	prog.Syscall("init: setsid", unix.SYS_SETSID)
-	prog.Syscall("init: not dumpable", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_DUMPABLE), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
-	overlays := false
-	for _, op := range pl.Mounts.Ops {
-		overlays = overlays || op.Kind == ns.OpOverlay
-	}
-	// The control socket, when the plan has one, also carries the
-	// discard overlays' descriptors; without it they get a socket pair
-	// of their own.
-	var ctlSup, ctlInit *os.File
-	var err error
-	if pl.Net.Control || overlays {
-		if ctlSup, ctlInit, err = controlPair(); err != nil {
-			return failf(stderr, "%v", err), nil
-		}
-		defer ctlSup.Close()
-		defer ctlInit.Close()
-	}
-	// Published ports: PID 1 dials for the supervisor on a pair of their own.
-	var dialSup, dialInit *os.File
-	dial := -1
-	if len(pl.Net.Publish) > 0 {
-		if !pl.Net.Control {
-			return 0, errNotRaw // no ctlSide to serve them (not a plan basePlan makes)
-		}
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return failf(stderr, "dial socket: %v", err), nil
-		}
-		dialSup, dialInit = os.NewFile(uintptr(fds[0]), "sbx-dial"), os.NewFile(uintptr(fds[1]), "sbx-dial")
-		defer dialSup.Close()
-		defer dialInit.Close()
-		dial = fds[1]
-	}
-	sock := -1
-	if ctlInit != nil {
-		sock = int(ctlInit.Fd())
-	}
-	view, err := ns.CompileRaw(pl.Mounts, sock, &prog, &exit)
-	if errors.Is(err, rawexec.ErrTooLong) {
-		// The Go init has no limit on the view's steps (many protected
-		// names, e.g. a discard region holding hundreds of repositories).
-		return 0, errNotRaw
+	var f failed
+	if errors.As(err, &f) {
+		return int(f), nil
 	}
 	if err != nil {
 		return failf(stderr, "%v", err), nil
 	}
-	// From here on the stubs exist on the host: every way out removes
-	// them (the first process does, or RemoveStubs when it never ran).
-	started := false
-	defer func() {
-		if !started {
-			view.RemoveStubs()
+	return l.startAndSupervise(ready), nil
+}
+
+// cleanup releases what the stages left: the stubs (when the first
+// process never ran), descriptors, the early process.
+func (l *launch) cleanup() {
+	if l.view != nil {
+		if !l.started {
+			l.view.RemoveStubs()
 		}
-		view.Release()
-	}()
+		l.view.Release()
+	}
+	for _, f := range []*os.File{l.ctlSup, l.ctlInit, l.dialSup, l.dialInit, l.lifeR, l.lifeW, l.statR, l.statW, l.ackR, l.ackW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if l.saveFD >= 0 {
+		unix.Close(l.saveFD)
+	}
+	l.nw.close()
+	l.lle.Close()
+	l.early.Abandon() // a no-op once Start has it
+	if l.sigc != nil {
+		sigc, notified := l.sigc, l.notified
+		go func() { <-notified; signal.Stop(sigc) }()
+	}
+}
+
+// compile builds the first process's program: PID 1's own setup, the
+// mount view, the loopback and the proxy's listeners, the TLS bundle,
+// then (after the Fork) the command's confinement.
+func (l *launch) compile() error {
+	pl, prog := l.pl, &l.prog
+	// With an early process (Prespawn), the Landlock rules for paths the
+	// view shows as the host has them are added by it, on the other CPU,
+	// while the rest is compiled; the command adds the others.
+	if l.early != nil {
+		var err error
+		if l.lle, err = pl.Landlock.PrepareEarly(pl.Mounts.HostInode); err != nil {
+			return err
+		}
+		l.early.Call(l.lle.Func()) // best effort: the command adds what it did not
+	}
+	prog.Grow(1024 + 8*len(pl.Mounts.Ops) + 6*len(pl.Landlock.Rules)) // the default plan is about 850 ops
+	// PID 1 is a copy of the supervisor, command line included, and
+	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
+	// arguments can carry a value the sandbox must not see (--set-env of
+	// a masked credential). Its first act is to zero them in its copy.
+	if err := zeroArgsOps(prog); err != nil {
+		return err
+	}
+	// A session of its own: a terminal's ^C reaches the supervisor only,
+	// which forwards it once.
+	prog.Syscall("init: setsid", unix.SYS_SETSID)
+	prog.Syscall("init: not dumpable", unix.SYS_PRCTL, rawexec.Imm(unix.PR_SET_DUMPABLE), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0), rawexec.Imm(0))
+	if err := l.sockets(); err != nil {
+		return err
+	}
+	view, err := ns.Compile(pl.Mounts, l.sock, prog, &l.exit)
+	if err != nil {
+		return tooLarge(err)
+	}
+	l.view = view // from here on the stubs exist on the host: cleanup removes them
 	if !pl.HostNet {
-		loopbackOps(&prog)
+		loopbackOps(prog)
 	}
-	var nw *ctlSide
 	if pl.Net.Control && pl.Net.Proxy {
-		listenerOps(&prog, sock, pl.Net.HTTPPort, pl.Net.SOCKSPort)
-	}
-	// The --save-changes directory (made by Launch) is written through a
-	// descriptor, as init does.
-	saveFD := -1
-	if pl.SaveChanges != "" {
-		fd, err := unix.Open(pl.SaveChanges, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err != nil {
-			return failf(stderr, "--save-changes %s: %v", pl.SaveChanges, err), nil
-		}
-		saveFD = fd
-		defer unix.Close(saveFD)
+		listenerOps(prog, l.sock, pl.Net.HTTPPort, pl.Net.SOCKSPort)
 	}
 	if t := pl.Net.TLS; t != nil {
 		dir := filepath.Dir(t.BundlePath)
@@ -238,73 +255,129 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 		prog.Syscall("writing the TLS trust bundle", unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o555), rawexec.Imm(0))
 	}
 	prog.Fork("starting the command")
+	return l.compileCommand()
+}
+
+// sockets makes the control socket (when the plan has one, or discard
+// overlays, whose descriptors it carries) and the published ports' dial
+// socket.
+func (l *launch) sockets() error {
+	pl := l.pl
+	overlays := false
+	for _, op := range pl.Mounts.Ops {
+		overlays = overlays || op.Kind == ns.OpOverlay
+	}
+	if pl.Net.Control || overlays {
+		var err error
+		if l.ctlSup, l.ctlInit, err = controlPair(); err != nil {
+			return err
+		}
+		l.sock = int(l.ctlInit.Fd())
+	}
+	if len(pl.Net.Publish) > 0 {
+		if !pl.Net.Control {
+			return errors.New("internal error: published ports without the control socket that serves them")
+		}
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("dial socket: %w", err)
+		}
+		l.dialSup, l.dialInit = os.NewFile(uintptr(fds[0]), "sbx-dial"), os.NewFile(uintptr(fds[1]), "sbx-dial")
+		l.dial = fds[1]
+	}
+	return nil
+}
+
+// compileCommand appends the command's steps after the Fork: its
+// session, working directory, Landlock, capabilities dropped, seccomp.
+func (l *launch) compileCommand() error {
+	pl, prog := l.pl, &l.prog
 	prog.Syscall("setsid", unix.SYS_SETSID)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
-	if lle != nil {
-		err = pl.Landlock.CompileRawEarly(&prog, lle)
-	} else {
-		err = pl.Landlock.CompileRaw(&prog)
+	if err := pl.Landlock.Compile(prog, l.lle); err != nil {
+		return tooLarge(err)
 	}
-	if errors.Is(err, rawexec.ErrTooLong) {
-		return 0, errNotRaw
-	} else if err != nil {
-		return failf(stderr, "%v", err), nil
-	}
-	dropCapsOps(&prog)
+	dropCapsOps(prog)
 	if len(pl.Filter) == 0 || len(pl.Filter)%8 != 0 {
-		return failf(stderr, "seccomp: program of %d bytes is not a BPF program", len(pl.Filter)), nil
+		return fmt.Errorf("seccomp: program of %d bytes is not a BPF program", len(pl.Filter))
 	}
 	fprog := &unix.SockFprog{Len: uint16(len(pl.Filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&pl.Filter[0]))}
 	if pl.Seccomp.Notify || pl.Seccomp.UnixConnect {
 		// An outer sandbox listening on this filter stack leaves the
-		// same rules without reporting (loadPlain): compiled here.
+		// same rules without reporting: compiled here.
 		plainCfg := pl.Seccomp
 		plainCfg.Notify = false
 		plain, plainErr := seccomp.Compile(plainCfg)
-		notifyOps(&prog, sock, fprog, plain, plainErr, pl.Seccomp.UnixConnect)
+		notifyOps(prog, l.sock, fprog, plain, plainErr, pl.Seccomp.UnixConnect)
 	} else {
 		prog.Syscall("seccomp: loading filter", unix.SYS_SECCOMP, rawexec.Imm(unix.SECCOMP_SET_MODE_FILTER), rawexec.Imm(0), rawexec.Ptr(fprog))
 	}
-	if err := prog.Err(); err != nil {
-		if errors.Is(err, rawexec.ErrTooLong) {
-			return 0, errNotRaw // the stubs go (deferred); init makes its own
+	return tooLarge(errors.Join(prog.Err(), l.exit.Err()))
+}
+
+// tooLarge adds to err, when it says the plan is too large for one
+// start (rawexec's sanity bound, or the descriptors the stubs hold), what
+// to narrow.
+func tooLarge(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rawexec.ErrTooLong):
+		return fmt.Errorf("%w: the plan is too large to set up; narrow it: fewer writable paths that hold many repositories (each protected name is a mount), fewer allowRead/denyRead entries", err)
+	case errors.Is(err, unix.EMFILE), errors.Is(err, unix.ENFILE):
+		return fmt.Errorf("%w: the plan holds more protected names to pin than sbx may open descriptors; narrow the writable paths that hold many repositories, or raise the open-files limit (ulimit -n)", err)
+	}
+	return err
+}
+
+// prepare does the supervisor's side before the clone: the
+// --save-changes directory's descriptor, the command's path, the
+// proxy and published ports, the pipes to PID 1.
+func (l *launch) prepare() error {
+	pl := l.pl
+	// The --save-changes directory (made by Launch) is written through a
+	// descriptor.
+	if pl.SaveChanges != "" {
+		fd, err := unix.Open(pl.SaveChanges, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return fmt.Errorf("--save-changes %s: %w", pl.SaveChanges, err)
 		}
-		return failf(stderr, "%v", err), nil
+		l.saveFD = fd
 	}
 	path, code, err := lookPath(pl.Argv[0], pl.Env, pl.Dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "sbx: %v\n", err)
-		return code, nil
+		fmt.Fprintf(l.stderr, "sbx: %v\n", err)
+		return failed(code)
 	}
-
+	l.path = path
 	if pl.Net.Control {
-		if nw, err = prepareControl(pl, col, stderr); err != nil {
-			return failf(stderr, "%v", err), nil
+		if l.nw, err = prepareControl(pl, l.col, l.stderr); err != nil {
+			return err
 		}
-		defer nw.close()
 	}
 	closeExtraFDs()
-	lifeR, lifeW, err := os.Pipe()
-	if err != nil {
-		return failf(stderr, "pipe: %v", err), nil
+	if l.lifeR, l.lifeW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("pipe: %w", err)
 	}
-	defer lifeW.Close()
-	statR, statW, err := os.Pipe()
-	if err != nil {
-		return failf(stderr, "pipe: %v", err), nil
+	if l.statR, l.statW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("pipe: %w", err)
 	}
-	defer statR.Close()
 	// Records are read with blocking reads: the supervisor thread sleeps
 	// in the pipe and the record's write wakes it, instead of a trip
 	// through the runtime's poller (0.1-0.2 ms from PID 1's last record
 	// to the supervisor reading it). Fd switches the file to blocking.
-	_ = statR.Fd()
-	ackR, ackW, err := os.Pipe()
-	if err != nil {
-		return failf(stderr, "pipe: %v", err), nil
+	_ = l.statR.Fd()
+	if l.ackR, l.ackW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("pipe: %w", err)
 	}
-	defer ackW.Close()
+	return nil
+}
+
+// attr is the first process's rawexec.Attr: the command, its
+// descriptors, the namespaces and id maps, and PID 1's part (Reaper).
+func (l *launch) attr() *rawexec.Attr {
+	pl := l.pl
 	files := []int{0, 1, 2}
 	for _, k := range pl.KeepFDs {
 		for len(files) <= k {
@@ -316,152 +389,127 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	for i, s := range forwarded {
 		sigs[i] = s.(unix.Signal)
 	}
-	flags := rawCloneflags(pl.HostNet)
-	keep := append([]int{int(lifeR.Fd()), int(statW.Fd()), int(ackR.Fd())}, view.Keep...)
-	ack := int(ackR.Fd())
-	if view.OverlayMessages() == 0 {
+	keep := append([]int{int(l.lifeR.Fd()), int(l.statW.Fd()), int(l.ackR.Fd())}, l.view.Keep...)
+	ack := int(l.ackR.Fd())
+	if l.view.OverlayMessages() == 0 {
 		// Nothing of the view for the supervisor to read after the
 		// exit (no discard overlays): PID 1 goes on to its exit ops at
 		// once instead of waiting a round trip for the ack.
 		ack = -1
 	}
-	if dial >= 0 {
-		keep = append(keep, dial)
+	if l.dial >= 0 {
+		keep = append(keep, l.dial)
 	}
 	attr := &rawexec.Attr{
-		Path:       path,
+		Path:       l.path,
 		Args:       pl.Argv,
 		Env:        pl.Env,
 		Files:      files,
-		Cloneflags: flags,
+		Cloneflags: cloneflags(pl.HostNet),
 		IDMap:      rawexec.SelfMap,
 		PidFD:      true,
 		Reaper: &rawexec.Reaper{
-			Lifeline: int(lifeR.Fd()),
-			Status:   int(statW.Fd()),
+			Lifeline: int(l.lifeR.Fd()),
+			Status:   int(l.statW.Fd()),
 			Ack:      ack,
-			Dial:     dial,
+			Dial:     l.dial,
 			Signals:  sigs,
 			Keep:     keep,
-			Exit:     &exit,
+			Exit:     &l.exit,
 		},
+		Early: l.early,
 	}
 	if pl.UID == 0 && os.Geteuid() == 0 {
 		// Root's full map (see idMap), written by the supervisor.
 		attr.IDMap = rawexec.ParentMap
 		attr.UIDMap, attr.GIDMap = idMap(pl.UID), idMap(pl.GID)
 	}
-	if ready != nil {
-		ready(pl)
-	}
-	sigc := make(chan os.Signal, 32)
-	notified := notifyAsync(sigc, forwarded...)
-	defer func() { go func() { <-notified; signal.Stop(sigc) }() }()
+	return attr
+}
 
-	attr.Early = early
+// startAndSupervise clones the first process and supervises the run to
+// its end; it returns sbx's exit status.
+func (l *launch) startAndSupervise(ready func(*Plan)) int {
+	attr := l.attr()
+	if ready != nil {
+		ready(l.pl)
+	}
+	l.sigc = make(chan os.Signal, 32)
+	l.notified = notifyAsync(l.sigc, forwarded...)
 	// Signals must reach the command from its first instruction on: a
 	// SIGTERM that came before Notify took effect would kill the
 	// supervisor (Go's default for an unhandled SIGTERM) instead of
 	// being forwarded, and the lifeline would then SIGKILL the sandbox.
-	<-notified
-	proc, startErr := rawexec.Start(&prog, attr)
-	afterStart(pl)
-	lifeR.Close()
-	statW.Close()
-	ackR.Close()
-	if ctlInit != nil {
-		ctlInit.Close()
-	}
-	if dialInit != nil {
-		dialInit.Close()
+	<-l.notified
+	l.early = nil // Start owns it
+	proc, startErr := rawexec.Start(&l.prog, attr)
+	afterStart(l.pl)
+	for _, f := range []**os.File{&l.lifeR, &l.statW, &l.ackR, &l.ctlInit, &l.dialInit} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 	if proc == nil {
 		var oe *rawexec.OpError
 		if errors.As(startErr, &oe) {
-			return failf(stderr, "%s", rawMessage(oe)), nil
+			return failf(l.stderr, "%s", opMessage(oe))
 		}
-		return failf(stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr)), nil
+		return failf(l.stderr, "%s; 'sbx doctor' shows the exact fix for this host", usernsProblem(startErr))
 	}
-	started = true // the first process removes the stubs from here on
+	l.started = true // the first process removes the stubs from here on
 	// The first process holds the stubs' descriptors (and with them the
 	// shared locks) from its fork on. Closing ours now means the last
 	// reference to a stub it unlinks is its own, so ext4's freeing of
 	// the inode runs in its exit, which nothing waits for, instead of
 	// in this process's end (0.5 ms for thirteen stubs).
-	view.Release()
-	// The overlays' descriptors were sent before the fork: they are
-	// there, ahead of anything else on the socket.
+	l.view.Release()
+	return l.supervise(proc, startErr)
+}
+
+// supervise takes the overlays' descriptors and starts the control side,
+// relays signals and the timeout, reads PID 1's records to the end, and
+// returns sbx's exit status. startErr is the command's own setup failing
+// after the Fork (it never ran; PID 1 reports its exit).
+func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 	// A failure from here on stops the sandbox through the lifeline, so
 	// PID 1 still removes the stubs, and waits for its last record.
-	abort := func(err error) (int, error) {
-		lifeW.Close()
-		ackW.Close()
+	abort := func(err error) int {
+		l.lifeW.Close()
+		l.ackW.Close()
 		for {
-			if rec, err := rawexec.ReadRecord(statR); err != nil || rec.Kind == rawexec.RecordDone {
+			if rec, err := rawexec.ReadRecord(l.statR); err != nil || rec.Kind == rawexec.RecordDone {
 				break
 			}
 		}
 		_, _ = proc.Wait()
-		return failf(stderr, "%v", err), nil
+		return failf(l.stderr, "%v", err)
 	}
-	discards, err := recvOverlays(ctlSup, view)
+	// The overlays' descriptors were sent before the fork: they are
+	// there, ahead of anything else on the socket.
+	discards, err := recvOverlays(l.ctlSup, l.view)
 	if err != nil {
 		return abort(err)
 	}
 	defer discards.Close()
-	if nw != nil {
+	if l.nw != nil {
 		err := error(nil)
-		if dialSup != nil {
-			err = nw.useRawDial(dialSup)
+		if l.dialSup != nil {
+			err = l.nw.useDial(l.dialSup)
+			l.dialSup = nil
 		}
 		if err == nil {
-			err = nw.start(ctlSup)
+			err = l.nw.start(l.ctlSup)
+			l.ctlSup = nil
 		}
 		if err != nil {
 			return abort(err)
 		}
 	}
-
-	rl := startRelay(sigc, notified, pl.Timeout, lifeW,
+	rl := startRelay(l.sigc, l.notified, l.pl.Timeout, l.lifeW,
 		func(s os.Signal) { _ = proc.Signal(s.(unix.Signal)) }, func() { _ = proc.Signal(unix.SIGKILL) })
 	defer rl.end()
-
-	var ws unix.WaitStatus
-	begun, exited, final := false, false, false
-	for !final {
-		rec, err := rawexec.ReadRecord(statR)
-		if err != nil {
-			break
-		}
-		switch rec.Kind {
-		case rawexec.RecordStarted:
-			begun = true
-		case rawexec.RecordExited:
-			exited, ws = true, unix.WaitStatus(rec.Status)
-			if discards != nil && startErr == nil {
-				// What the discard overlays took: read from their upper
-				// layers now that nothing writes any more, before the
-				// view goes (init's end of run).
-				if os.Geteuid() != 0 {
-					// Init reads them with its capabilities in the
-					// sandbox's user namespace; the supervisor owns them.
-					discards.Reach(maxDiscarded)
-				}
-				changes := discards.Changes(maxDiscarded)
-				if saveFD >= 0 {
-					if err := discards.SaveChanges(saveFD, changes); err != nil {
-						fmt.Fprintf(stderr, "sbx: %v\n", err)
-					}
-				}
-				for _, c := range changes {
-					col.Add(discardRecord(c))
-				}
-			}
-			ackW.Close() // done with the view: remove the stubs and go
-		case rawexec.RecordDone:
-			final = true
-		}
-	}
+	ws, begun, exited, final := l.records(discards, startErr == nil)
 	rl.end()
 	if !final {
 		_, _ = proc.Wait()
@@ -472,38 +520,89 @@ func runRaw(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*P
 	// namespaces in that exit is not waited for (0.1-0.3 ms, more with
 	// stubs); the zombie passes to this process's reaper, like any
 	// orphan.
-	lifeW.Close()
-	nw.close()
+	l.lifeW.Close()
+	l.nw.close()
 	switch {
 	case rl.timedOut.Load():
-		fmt.Fprintf(stderr, "sbx: timed out after %v; the sandbox was killed\n", pl.Timeout)
-		return 124, nil
+		fmt.Fprintf(l.stderr, "sbx: timed out after %v; the sandbox was killed\n", l.pl.Timeout)
+		return 124
 	case startErr != nil:
-		// The command's own setup failed after the fork: it never ran.
-		var oe *rawexec.OpError
-		if errors.As(startErr, &oe) && oe.Nr == unix.SYS_EXECVE {
-			fmt.Fprintf(stderr, "sbx: %s: %v\n", path, oe.Errno)
-			if oe.Errno == unix.ENOENT {
-				return 127, nil
-			}
-			return 126, nil
-		}
-		if errors.As(startErr, &oe) {
-			return failf(stderr, "%s", rawMessage(oe)), nil
-		}
-		return failf(stderr, "%v", startErr), nil
+		return l.commandFailed(startErr)
 	case exited:
-		return waitStatusCode(ws), nil
+		return waitStatusCode(ws)
 	case begun:
-		fmt.Fprintln(stderr, "sbx: the sandbox's init died unexpectedly; the command was killed")
-		return 125, nil
+		fmt.Fprintln(l.stderr, "sbx: the sandbox's init died unexpectedly; the command was killed")
+		return 125
 	}
-	return failf(stderr, "the sandbox failed to start"), nil
+	return failf(l.stderr, "the sandbox failed to start")
+}
+
+// records reads PID 1's records until its last (Done) or its end. At the
+// command's exit it reads what the discard overlays took (when the
+// command ran: ran), then acks.
+func (l *launch) records(discards *ns.Discards, ran bool) (ws unix.WaitStatus, begun, exited, final bool) {
+	for !final {
+		rec, err := rawexec.ReadRecord(l.statR)
+		if err != nil {
+			break
+		}
+		switch rec.Kind {
+		case rawexec.RecordStarted:
+			begun = true
+		case rawexec.RecordExited:
+			exited, ws = true, unix.WaitStatus(rec.Status)
+			if discards != nil && ran {
+				l.readDiscards(discards)
+			}
+			l.ackW.Close() // done with the view: remove the stubs and go
+		case rawexec.RecordDone:
+			final = true
+		}
+	}
+	return ws, begun, exited, final
+}
+
+// readDiscards reads what the discard overlays took from their upper
+// layers, now that nothing writes any more and before the view goes:
+// the records, and --save-changes.
+func (l *launch) readDiscards(discards *ns.Discards) {
+	if os.Geteuid() != 0 {
+		// The supervisor owns the upper layers, but not every
+		// directory the command made in them is open to it.
+		discards.Reach(maxDiscarded)
+	}
+	changes := discards.Changes(maxDiscarded)
+	if l.saveFD >= 0 {
+		if err := discards.SaveChanges(l.saveFD, changes); err != nil {
+			fmt.Fprintf(l.stderr, "sbx: %v\n", err)
+		}
+	}
+	for _, c := range changes {
+		l.col.Add(discardRecord(c))
+	}
+}
+
+// commandFailed reports the command's own setup failing after the Fork:
+// its execve as the shell would (126, 127 for a missing file), any
+// other step as sbx's 125.
+func (l *launch) commandFailed(startErr error) int {
+	var oe *rawexec.OpError
+	if errors.As(startErr, &oe) && oe.Nr == unix.SYS_EXECVE {
+		fmt.Fprintf(l.stderr, "sbx: %s: %v\n", l.path, oe.Errno)
+		if oe.Errno == unix.ENOENT {
+			return 127
+		}
+		return 126
+	}
+	if errors.As(startErr, &oe) {
+		return failf(l.stderr, "%s", opMessage(oe))
+	}
+	return failf(l.stderr, "%v", startErr)
 }
 
 // recvOverlays takes the discard overlays' descriptors the first process
 // sent on sock (nil, nil for a view without overlays).
-func recvOverlays(sock *os.File, view *ns.RawView) (*ns.View, error) {
+func recvOverlays(sock *os.File, view *ns.View) (*ns.Discards, error) {
 	n := view.OverlayMessages()
 	if n == 0 {
 		return nil, nil
@@ -538,7 +637,7 @@ func recvOverlays(sock *os.File, view *ns.RawView) (*ns.View, error) {
 
 // rawMessage is an op's failure as sbx reports it: the op's label names
 // what was being done (and, for the view, the policy entry).
-func rawMessage(oe *rawexec.OpError) string {
+func opMessage(oe *rawexec.OpError) string {
 	if oe.Errno == 0 {
 		return oe.Label + ": unexpected result"
 	}
@@ -633,26 +732,61 @@ func notifyOps(p *rawexec.Program, ctl int, fprog *unix.SockFprog, plain seccomp
 
 // zeroArgsOps zero sbx's command line in PID 1's copy of memory (read
 // from /dev/zero over it). The runtime's os.Args point into the argument
-// area without copying it; false if they do not form one contiguous
-// area as the kernel laid it out (then the Go init is used).
-func zeroArgsOps(p *rawexec.Program) bool {
-	if len(os.Args) == 0 {
-		return true
+// area without copying it; where they do not form one contiguous area as
+// the kernel laid it out (a caller replaced them), the area's bounds come
+// from /proc/self/stat instead.
+func zeroArgsOps(p *rawexec.Program) error {
+	start, end, err := argArea()
+	if err != nil {
+		return fmt.Errorf("hiding sbx's command line from the sandbox: %w", err)
 	}
-	start := uintptr(unsafe.Pointer(unsafe.StringData(os.Args[0])))
+	if end <= start {
+		return nil
+	}
+	n := end - start
+	const label = "init: hiding the command line"
+	zero := p.Syscall(label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/zero"),
+		rawexec.Imm(unix.O_RDONLY|unix.O_CLOEXEC)).Save()
+	p.Syscall(label, unix.SYS_READ, zero, rawexec.Imm(start), rawexec.Imm(n)).Want(n)
+	p.Syscall(label, unix.SYS_CLOSE, zero)
+	return nil
+}
+
+// argArea is the process's argument area, [start, end): from os.Args
+// when they are the kernel's strings, else from /proc/self/stat.
+func argArea() (start, end uintptr, err error) {
+	if len(os.Args) == 0 {
+		return 0, 0, nil
+	}
+	start = uintptr(unsafe.Pointer(unsafe.StringData(os.Args[0])))
 	next := start
 	for _, a := range os.Args {
 		if len(a) > 0 && uintptr(unsafe.Pointer(unsafe.StringData(a))) != next {
-			return false
+			return statArgArea()
 		}
 		next += uintptr(len(a)) + 1 // and its NUL
 	}
-	n := next - start
-	zero := p.Syscall("init: hiding the command line", unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/zero"),
-		rawexec.Imm(unix.O_RDONLY|unix.O_CLOEXEC)).Save()
-	p.Syscall("init: hiding the command line", unix.SYS_READ, zero, rawexec.Imm(start), rawexec.Imm(n)).Want(n)
-	p.Syscall("init: hiding the command line", unix.SYS_CLOSE, zero)
-	return true
+	return start, next, nil
+}
+
+// statArgArea reads arg_start and arg_end (fields 48 and 49) from
+// /proc/self/stat.
+func statArgArea() (start, end uintptr, err error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:])) // from field 3 on
+	if i < 0 || len(f) < 47 {
+		return 0, 0, errors.New("/proc/self/stat has no arg_start and arg_end")
+	}
+	s, err1 := strconv.ParseUint(f[45], 10, 64)
+	e, err2 := strconv.ParseUint(f[46], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, fmt.Errorf("/proc/self/stat: %w", err)
+	}
+	return uintptr(s), uintptr(e), nil
 }
 
 // dropCapsOps are dropCaps's steps: the bounding set, the ambient set,
