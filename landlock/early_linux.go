@@ -18,7 +18,7 @@ import (
 type Early struct {
 	fd          int
 	rulesetAttr *unix.LandlockRulesetAttr
-	rules       []rawRule
+	rules       []compiledRule
 	mine        []bool // rules[i] is in the table
 	done        []byte // 8 bytes per rule, not 0 once the early process added it
 	t           *earlyTable
@@ -53,7 +53,7 @@ func (rs Ruleset) PrepareEarly(hostInode func(string) bool) (*Early, error) {
 	if errno != 0 {
 		return nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}
-	e := &Early{fd: int(r0), rules: rs.rawRules(attr.Handled_access_fs)}
+	e := &Early{fd: int(r0), rules: rs.compiledRules(attr.Handled_access_fs)}
 	e.rulesetAttr = attr
 	e.mine = make([]bool, len(e.rules))
 	e.done = make([]byte, 8*len(e.rules)+8) // never empty: t.done points into it

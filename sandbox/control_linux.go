@@ -11,7 +11,7 @@ package sandbox
 //	PID 1 → supervisor    "overlays" + discard overlays' layers (recvOverlays)
 //	command → supervisor  "notify"   + the seccomp filter's listener
 //
-// PID 1 runs no Go (raw_linux.go): it serves the published ports' dials on
+// PID 1 runs no Go (start_linux.go): it serves the published ports' dials on
 // a SOCK_SEQPACKET pair of their own, in rawexec's binary protocol
 // (rawexec.DialRequest, rawexec.DialReply + the socket, which may still be
 // connecting).

@@ -3,7 +3,7 @@
 // the supervisor), starts the sandbox's PID 1 in fresh namespaces, and
 // relays signals, the timeout and the exit status.
 //
-// The full mode's start (raw_linux.go) compiles the Plan into one program of
+// The full mode's start (start_linux.go) compiles the Plan into one program of
 // system calls that a clone of the supervisor runs without the Go runtime
 // (package internal/rawexec): PID 1 builds the mount view, forks the
 // command, which confines itself — Landlock, capabilities dropped, seccomp

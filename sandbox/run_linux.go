@@ -34,7 +34,7 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 }
 
 // Launch is Compute followed by Run. In the full mode the sandbox's first
-// process is started raw (raw_linux.go: the complete plan is compiled into
+// process is started raw (start_linux.go: the complete plan is compiled into
 // one program of system calls, and no second Go runtime starts). ready,
 // when not nil, gets the complete plan just before the sandbox starts
 // (cmd/sbx prints its notices there). A plan that cannot be computed is

@@ -11,7 +11,7 @@ import (
 	"github.com/sbx-sh/sbx/violations"
 )
 
-// The full sandbox's start (raw_linux.go) is built for amd64 and arm64,
+// The full sandbox's start (start_linux.go) is built for amd64 and arm64,
 // the CPUs sbx's releases ship. On other Linux CPUs the full mode is
 // refused, with exit 125 and the way on: the weaker mode (--weaker-nested,
 // Landlock + seccomp only), which a user chooses knowing what it drops,

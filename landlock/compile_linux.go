@@ -22,7 +22,7 @@ func (rs Ruleset) Compile(p *rawexec.Program, e *Early) error {
 	var (
 		ruleset rawexec.Arg
 		attr    *unix.LandlockRulesetAttr
-		rules   []rawRule
+		rules   []compiledRule
 	)
 	if e != nil {
 		ruleset, attr, rules = rawexec.Int(e.fd), e.rulesetAttr, e.rules
@@ -33,7 +33,7 @@ func (rs Ruleset) Compile(p *rawexec.Program, e *Early) error {
 			return err
 		}
 		ruleset = p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
-		rules = rs.rawRules(attr.Handled_access_fs)
+		rules = rs.compiledRules(attr.Handled_access_fs)
 	}
 	fd := p.NewSlot()
 	for i, r := range rules {
@@ -42,21 +42,21 @@ func (rs Ruleset) Compile(p *rawexec.Program, e *Early) error {
 		}
 		ruleOps(p, ruleset, fd, r)
 	}
-	rs.finishRaw(p, attr, ruleset)
+	rs.finishOps(p, attr, ruleset)
 	return p.Err()
 }
 
-// rawRule is a Rule as the raw ops add it: pb its rights (masked to the
+// compiledRule is a Rule as the raw ops add it: pb its rights (masked to the
 // kernel's), pf its file rights only when pb holds directory rights too
 // (retried with those where the path is not a directory).
-type rawRule struct {
+type compiledRule struct {
 	path, label string
 	pb, pf      *unix.LandlockPathBeneathAttr
 	dirRights   bool
 }
 
-func (rs Ruleset) rawRules(mask uint64) []rawRule {
-	out := make([]rawRule, 0, len(rs.Rules))
+func (rs Ruleset) compiledRules(mask uint64) []compiledRule {
+	out := make([]compiledRule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		access := r.Access & mask
 		if r.NotDir {
@@ -65,7 +65,7 @@ func (rs Ruleset) rawRules(mask uint64) []rawRule {
 		if access == 0 {
 			continue
 		}
-		rr := rawRule{path: r.Path, label: "landlock: rule for " + r.Path,
+		rr := compiledRule{path: r.Path, label: "landlock: rule for " + r.Path,
 			pb: &unix.LandlockPathBeneathAttr{Allowed_access: access}, dirRights: access&^fileRights != 0}
 		if files := access & fileRights; rr.dirRights && files != 0 {
 			rr.pf = &unix.LandlockPathBeneathAttr{Allowed_access: files}
@@ -79,7 +79,7 @@ func (rs Ruleset) rawRules(mask uint64) []rawRule {
 // view skips the rule), add pb, and with pf (directory rights on what may
 // be a file) add pf, the file rights only, if the kernel refuses pb; then
 // close. ruleOpsLen(r) ops.
-func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule) {
+func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r compiledRule) {
 	// Not in this view: skip the rule (and close nothing).
 	p.Syscall(r.label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(r.path),
 		rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(ruleOpsLen(r) - 1)
@@ -99,16 +99,16 @@ func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule
 }
 
 // ruleOpsLen is how many ops ruleOps appends for r.
-func ruleOpsLen(r rawRule) int {
+func ruleOpsLen(r compiledRule) int {
 	if r.pf != nil {
 		return 6 // open, store, add, store, add again, close
 	}
 	return 4 // open, store, add, close
 }
 
-// finishRaw appends the port rules, no_new_privs, the restriction and the
+// finishOps appends the port rules, no_new_privs, the restriction and the
 // ruleset's close.
-func (rs Ruleset) finishRaw(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
+func (rs Ruleset) finishOps(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
 	if attr.Handled_access_net != 0 {
 		for _, port := range rs.ConnectPorts {
 			np := &netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
