@@ -33,9 +33,9 @@ const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_A
 
 // View is the sandbox's mount view compiled into system calls for its
 // first process (see package rawexec): decided in the supervisor and run
-// in the child without a Go runtime. The stubs it
-// needs are made on the host before the child starts; the child removes
-// them at exit (Exit), and Release drops the supervisor's hold on them.
+// in the child without a Go runtime. The stubs it needs are made on the
+// host before the child starts; the child removes them at exit (the exit
+// ops), and Release drops the supervisor's hold on them.
 type View struct {
 	stubs []*stub
 	// tmpFD is a descriptor number reserved for the host's /tmp in the

@@ -158,11 +158,6 @@ type failed int
 
 func (f failed) Error() string { return fmt.Sprintf("exit %d", int(f)) }
 
-// fail writes sbx's one-line error and returns its exit status, 125.
-func (l *launch) fail(format string, a ...any) error {
-	return failed(failf(l.stderr, format, a...))
-}
-
 // run runs the complete plan pl and returns sbx's exit status.
 func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, early: takeEarly()}
