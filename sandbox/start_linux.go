@@ -630,11 +630,16 @@ func recvOverlays(sock *os.File, view *ns.View) (*ns.Discards, error) {
 	return view.Discards(fds)
 }
 
-// rawMessage is an op's failure as sbx reports it: the op's label names
-// what was being done (and, for the view, the policy entry).
+// opMessage is an op's failure as sbx reports it: the op's label names
+// what was being done (and, for the view, the policy entry). A mount the
+// kernel refuses for the number of mounts (ENOSPC: over fs.mount-max)
+// says what to narrow.
 func opMessage(oe *rawexec.OpError) string {
 	if oe.Errno == 0 {
 		return oe.Label + ": unexpected result"
+	}
+	if oe.Errno == unix.ENOSPC && (oe.Nr == unix.SYS_MOUNT || oe.Nr == unix.SYS_MOUNT_SETATTR) {
+		return fmt.Sprintf("%s: %v: the mount view has more mounts than the kernel allows (fs.mount-max); narrow the writable paths that hold many repositories (each protected name is a mount), or raise fs.mount-max", oe.Label, oe.Errno)
 	}
 	return fmt.Sprintf("%s: %v", oe.Label, oe.Errno)
 }

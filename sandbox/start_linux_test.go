@@ -49,4 +49,13 @@ func TestTooLarge(t *testing.T) {
 	if other := errors.New("x"); tooLarge(other) != other || tooLarge(nil) != nil {
 		t.Error("tooLarge changed another error")
 	}
+	// A view over the kernel's fs.mount-max: its mount fails ENOSPC.
+	full := &rawexec.OpError{Label: "mount view: ro /w/r9/.git (protected)", Nr: unix.SYS_MOUNT, Errno: unix.ENOSPC}
+	if m := opMessage(full); !strings.HasPrefix(m, full.Label) || !strings.Contains(m, "fs.mount-max") || !strings.Contains(m, "narrow") {
+		t.Errorf("opMessage(ENOSPC mount) = %q", m)
+	}
+	other := &rawexec.OpError{Label: "chdir", Nr: unix.SYS_CHDIR, Errno: unix.ENOENT}
+	if m := opMessage(other); m != "chdir: no such file or directory" {
+		t.Errorf("opMessage(chdir) = %q", m)
+	}
 }
