@@ -1,7 +1,20 @@
 // Package landlock owns sbx's second, LSM-level statement of the
 // filesystem and network policy: it computes a Ruleset from a Policy in the
-// supervisor (Plan) and applies it to one OS thread in the sandbox
-// (Ruleset.RestrictThread), the thread that then forks the command.
+// supervisor (Plan) and applies it to the sandboxed command. One applier
+// serves each context the command can start from:
+//
+//   - the full sandbox (linux/amd64 and arm64): Ruleset.Compile appends
+//     the system calls to the program the sandbox's first process runs
+//     without a Go runtime (package internal/rawexec); the command runs
+//     them after its fork, in the mount view, before it execs;
+//   - the early process, the full sandbox's first process cloned while
+//     the supervisor plans: Ruleset.PrepareEarly creates the ruleset and
+//     the table of rules whose paths the view shows as the host has them,
+//     which the early process adds off the supervisor's path (addEarly);
+//     Compile, given that Early, adds the rest in the command;
+//   - the weaker mode (no namespaces): Ruleset.RestrictThread restricts one
+//     OS thread of the supervisor itself, the thread that then forks the
+//     command.
 //
 // Landlock is an allow-list: a rule grants rights on a whole hierarchy and
 // nothing can take them back below it. sbx therefore states the policy as
@@ -26,8 +39,8 @@
 //   - TCP (ABI 4+): when the policy does not allow local binding, connect
 //     is granted only to the proxy ports and bind to none.
 //   - Scopes (ABI 6+): signals and abstract Unix sockets cannot cross the
-//     sandbox's domain, so the command can signal neither sbx's init nor
-//     any host process, and reaches no host abstract socket.
+//     sandbox's domain, so the command can signal neither the sandbox's
+//     PID 1 nor any host process, and reaches no host abstract socket.
 //
 // RestrictThread is irreversible for the thread; its tests run in a
 // re-executed subprocess.

@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/sbx-sh/sbx/internal/rawexec"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,11 +14,11 @@ import (
 // (rawexec.Early.Call) adds while the supervisor plans, before the
 // sandbox's view exists: the rules for paths that name the same inode in
 // the view as on the host, opened on the host. It holds the ruleset the
-// rules go into, created here. See PrepareEarly and CompileRawEarly.
+// rules go into, created here. See PrepareEarly and Compile.
 type Early struct {
 	fd          int
 	rulesetAttr *unix.LandlockRulesetAttr
-	rules       []rawRule
+	rules       []compiledRule
 	mine        []bool // rules[i] is in the table
 	done        []byte // 8 bytes per rule, not 0 once the early process added it
 	t           *earlyTable
@@ -44,7 +43,7 @@ type earlyRule struct {
 // PrepareEarly creates rs's ruleset and the table of its rules whose
 // path hostInode accepts (the path names the same inode in the sandbox's
 // view as on the host). Hand Func to the early process; compile the rest
-// with CompileRawEarly; Close once the command has started.
+// with Compile; Close once the command has started.
 func (rs Ruleset) PrepareEarly(hostInode func(string) bool) (*Early, error) {
 	_, attr, size, err := rs.rulesetAttr()
 	if err != nil {
@@ -54,7 +53,7 @@ func (rs Ruleset) PrepareEarly(hostInode func(string) bool) (*Early, error) {
 	if errno != 0 {
 		return nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}
-	e := &Early{fd: int(r0), rules: rs.rawRules(attr.Handled_access_fs)}
+	e := &Early{fd: int(r0), rules: rs.compiledRules(attr.Handled_access_fs)}
 	e.rulesetAttr = attr
 	e.mine = make([]bool, len(e.rules))
 	e.done = make([]byte, 8*len(e.rules)+8) // never empty: t.done points into it
@@ -102,7 +101,7 @@ const atFDCWD = ^uintptr(99) // AT_FDCWD (-100)
 
 // addEarly adds the table's rules, each opened on the host with
 // RESOLVE_NO_SYMLINKS: a rule whose path has a symlink on it, is missing
-// or is refused is left for CompileRawEarly's ops. It runs in the early
+// or is refused is left for Compile's ops. It runs in the early
 // process (rawexec.Early.Call): nosplit, norace, no allocation, no bounds
 // checks, raw system calls, writes only into the table's attributes and
 // done.
@@ -139,21 +138,4 @@ func addEarly(arg unsafe.Pointer) {
 		}
 		syscall.RawSyscall6(syscall.SYS_CLOSE, fd, 0, 0, 0, 0, 0)
 	}
-}
-
-// CompileRawEarly is CompileRaw with the ruleset and the rules of e: the
-// command skips each rule the early process marked as added and adds
-// every other one in the view, so a rule is added at least once whatever
-// the early process managed (twice, for the same inode, is harmless).
-func (rs Ruleset) CompileRawEarly(p *rawexec.Program, e *Early) error {
-	ruleset := rawexec.Int(e.fd)
-	fd := p.NewSlot()
-	for i, r := range e.rules {
-		if e.mine[i] {
-			p.SkipIfNotEqual(r.label, e.done, 8*i, 0, ruleOpsLen(r)) // added by the early process?
-		}
-		ruleOps(p, ruleset, fd, r)
-	}
-	rs.finishRaw(p, e.rulesetAttr, ruleset)
-	return p.Err()
 }

@@ -1,7 +1,8 @@
 // Package ns owns the Linux namespaces side of sbx: the mount view (its
 // plan, computed in the supervisor by PlanMounts, and its construction,
-// done by the sandbox's init by BuildRoot), the loopback-only network
-// namespace (LoopbackUp), and the stubs that pin missing protected names.
+// which Compile turns into system calls that the sandbox's first process
+// runs without a Go runtime: package internal/rawexec), the stubs that pin
+// missing protected names, and the discard overlays' changes (Discards).
 //
 // The view is assembled in a fresh mount namespace owned by a fresh user
 // namespace, on a tmpfs staging area that the host never sees:
@@ -21,6 +22,6 @@
 //     stubbed (see stub);
 //  4. pivot_root into the staging root and detach the old root.
 //
-// Nothing is created on the host except the stubs, which init removes
-// when the run ends, however it ends.
+// Nothing is created on the host except the stubs, which the sandbox's
+// first process removes when the run ends, however it ends.
 package ns

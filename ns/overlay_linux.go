@@ -8,12 +8,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Discards are the discard overlays of a started sandbox, for the
+// supervisor at the end of the run: descriptors on their upper layers and
+// the host directories under them, which the sandbox's first process
+// handed over (View.Discards). Close closes them.
+type Discards struct {
+	// Overlays are the discard overlays, for Changes at the end of the
+	// run.
+	Overlays []Overlay
+	// made are the protected names made inside overlays (not the
+	// command's writes: Changes leaves them out).
+	made map[string]bool
+	// modes are the modes Reach changed, as they were.
+	modes map[string]uint32
+}
+
+// Overlay is one discard region: Path in the view, its upper layer and
+// the host directory under it.
+type Overlay struct {
+	Path             string
+	upperFD, lowerFD int
+}
+
+// Close closes the descriptors on the discard overlays. Call it once
+// every process of the sandbox is gone (and Changes has read them).
+func (v *Discards) Close() {
+	if v == nil {
+		return
+	}
+	for _, o := range v.Overlays {
+		unix.Close(o.upperFD)
+		unix.Close(o.lowerFD)
+	}
+	v.Overlays = nil
+}
+
 // Changes walks the upper layers of the discard overlays — only what
 // changed, never the lower tree — and lists each changed path, at most
 // max of them. A directory that exists below and was only entered to
 // change something inside is not listed itself. The walk goes one
 // directory at a time (dirCursor): paths of any length are listed.
-func (v *View) Changes(max int) []Change {
+func (v *Discards) Changes(max int) []Change {
 	var all []Change
 	for _, o := range v.Overlays {
 		walkUpper(o, &all, max)
@@ -27,13 +62,13 @@ func (v *View) Changes(max int) []Change {
 	return out
 }
 
-// Reach lets a reader without the capabilities init has in the sandbox's
-// user namespace (the supervisor of a raw start, not root) read the upper
-// layers as init does: it owns their files, so a directory or file the
+// Reach lets a reader without the capabilities PID 1 has in the sandbox's
+// user namespace (the supervisor, not root) read every upper layer: it
+// owns their files, so a directory or file the
 // command left without its owner's read (and search) permission gets it,
 // its mode as it was kept for SaveChanges. Call it before Changes, once
 // nothing writes there any more; it visits at most max entries.
-func (v *View) Reach(max int) {
+func (v *Discards) Reach(max int) {
 	n := 0
 	for _, o := range v.Overlays {
 		up, err := newCursor(o.upperFD)
@@ -47,7 +82,7 @@ func (v *View) Reach(max int) {
 
 // reach gives the entries of the directory up is on (p in the view) the
 // owner's read (and search) permission, and descends.
-func (v *View) reach(up *dirCursor, p string, n *int, max int) bool {
+func (v *Discards) reach(up *dirCursor, p string, n *int, max int) bool {
 	for _, name := range up.list() {
 		if *n++; *n > max {
 			return false

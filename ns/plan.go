@@ -45,9 +45,9 @@ type Op struct {
 	Target string `json:"target,omitempty"`
 	// Content is an OpContent's file contents.
 	Content []byte `json:"content,omitempty"`
-	// Protected marks a protected name: init pins it through the stub
-	// protocol whether it exists or not when init gets to it (another
-	// run's stub may have come or gone since the plan was made).
+	// Protected marks a protected name: the view pins it through the stub
+	// protocol whether it exists or not when the view is compiled
+	// (another run's stub may have come or gone since the plan was made).
 	Protected bool `json:"protected,omitempty"`
 	// InOverlay marks a protected name inside a discard overlay: a
 	// missing one is made in the overlay (never on the host) and pinned

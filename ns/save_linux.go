@@ -43,7 +43,7 @@ const specialBits = unix.S_ISUID | unix.S_ISGID | unix.S_ISVTX
 // (dirCursor), so paths of any length are saved. Each entry gets the
 // permission bits the command left (a directory once its contents are
 // saved) and none of specialBits; changes.json records the mode as saved.
-func (v *View) SaveChanges(dirFD int, changes []Change) error {
+func (v *Discards) SaveChanges(dirFD int, changes []Change) error {
 	dst, err := newCursor(dirFD)
 	if err != nil {
 		return fmt.Errorf("--save-changes: %w", err)
@@ -160,7 +160,7 @@ func saveOne(upDir int, name string, parent int, base string, st unix.Stat_t, sc
 
 // overlayOf finds the overlay holding p and p's components inside its
 // upper layer (none for the overlay's own directory).
-func (v *View) overlayOf(p string) (int, []string, bool) {
+func (v *Discards) overlayOf(p string) (int, []string, bool) {
 	for i, o := range v.Overlays {
 		var rest string
 		switch {

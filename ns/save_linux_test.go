@@ -31,7 +31,7 @@ func TestSaveChangesFollowsNoLinks(t *testing.T) {
 		t.Cleanup(func() { unix.Close(fd) })
 		return fd
 	}
-	v := &View{Overlays: []Overlay{{Path: "/r", upperFD: open(upper), lowerFD: open(lower)}}}
+	v := &Discards{Overlays: []Overlay{{Path: "/r", upperFD: open(upper), lowerFD: open(lower)}}}
 	changes := []Change{{Path: "/r/sub/evil", Detail: "created"}}
 	for _, plant := range []string{"files", "files/r", "files/r/sub"} {
 		save := filepath.Join(base, "save-"+filepath.Base(plant))

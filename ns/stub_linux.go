@@ -24,8 +24,9 @@ import (
 //     run holds the stub, and it is still a stub at the same inode (a file
 //     still empty), is it removed.
 //
-// Init runs the removal after every sandboxed process is gone, also when
-// the supervisor was SIGKILLed (init sees its lifeline close). On file
+// The sandbox's first process runs the removal after every sandboxed
+// process is gone, also when the supervisor was SIGKILLed (it sees its
+// lifeline close). On file
 // systems that drop the sticky bit only the creator removes a stub, so a
 // stub shared by overlapping runs can outlive them (documented limit).
 //
@@ -67,8 +68,8 @@ func stubMarked(st *unix.Stat_t) bool {
 	return false
 }
 
-// createStub creates the stub at host path src (how init reaches it before
-// pivot_root), or shares the one another run made there; path is where it
+// createStub creates the stub at host path src (where the supervisor
+// reaches it), or shares the one another run made there; path is where it
 // is after pivot_root, for the clean-up. A real file at src is returned
 // unmarked, locked like a stub: the caller binds it and does not keep it.
 func createStub(src, path string, dir bool) (*stub, error) {
@@ -146,27 +147,4 @@ func (s *stub) remove(mnt, at string) {
 	} else if st.Size == 0 {
 		_ = unix.Unlink(at)
 	}
-}
-
-// Close removes the stubs this view created and closes its descriptors
-// on the discard overlays. Call it once every process of the sandbox is
-// gone (and Changes has read the overlays).
-func (v *View) Close() {
-	if v == nil {
-		return
-	}
-	for _, o := range v.Overlays {
-		unix.Close(o.upperFD)
-		unix.Close(o.lowerFD)
-	}
-	v.Overlays = nil
-	for i := len(v.stubs) - 1; i >= 0; i-- {
-		s := v.stubs[i]
-		if v.pivoted {
-			s.remove(s.path, s.path)
-		} else {
-			s.remove(newRoot+s.path, s.src)
-		}
-	}
-	v.stubs = nil
 }

@@ -44,7 +44,7 @@ func startConfined(pl *Plan, path string, files []*os.File) (int, *os.File, erro
 			// not be the confined one: signals and ptrace access to this
 			// process are checked against the leader's credentials and
 			// Landlock domain, so the command (in the same domain) could
-			// signal init. Hold it, locked, while the work runs on a
+			// signal sbx. Hold it, locked, while the work runs on a
 			// goroutine that therefore gets another thread.
 			done := make(chan struct{})
 			go func() { confine(); close(done) }()
@@ -123,7 +123,7 @@ func loadPlain(c seccomp.Config) error {
 // the securebits so that executing a setuid-root or file-capability binary,
 // or running as uid 0, gains nothing.
 func dropCaps() error {
-	last := lastCap()
+	last := userns.LastCap()
 	havePcap := hasCap(unix.CAP_SETPCAP)
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && havePcap {
@@ -156,12 +156,6 @@ func hasCap(c int) bool {
 	}
 	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
-
-// allCaps and lastCap: package userns, shared with doctor's probes.
-var (
-	allCaps = userns.AllCaps
-	lastCap = userns.LastCap
-)
 
 // closeExtraFDs marks every descriptor from 3 up close-on-exec, so
 // nothing the caller leaked to sbx, and nothing sbx opened, reaches the

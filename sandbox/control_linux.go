@@ -2,25 +2,23 @@
 
 package sandbox
 
-// The control socket: a SOCK_SEQPACKET pair between the
-// supervisor and init. A socket belongs to the network namespace it was
-// created in, so everything that must live inside the sandbox's namespace
-// is created by init and handed over as a descriptor (SCM_RIGHTS):
+// The control socket: a SOCK_SEQPACKET pair between the supervisor and
+// the sandbox. A socket belongs to the network namespace it was created
+// in, so everything that must live inside the sandbox's namespace is
+// created there and handed over as a descriptor (SCM_RIGHTS):
 //
-//	init → supervisor  "listen"        + the proxy's HTTP and SOCKS listeners
-//	supervisor → init  "dial ID PORT"  connect to 127.0.0.1:PORT inside (--publish)
-//	init → supervisor  "dialed ID"     + the connected socket, or
-//	                   "dialed ID ERR" without one
-//	init → supervisor  "notify"        + the seccomp filter's listener
+//	PID 1 → supervisor    "listen"   + the proxy's HTTP and SOCKS listeners
+//	PID 1 → supervisor    "overlays" + discard overlays' layers (recvOverlays)
+//	command → supervisor  "notify"   + the seccomp filter's listener
 //
-// In the raw start (raw_linux.go) PID 1 runs no Go: it serves the dials
-// on a SOCK_SEQPACKET pair of their own, in rawexec's binary protocol
+// PID 1 runs no Go (start_linux.go): it serves the published ports' dials on
+// a SOCK_SEQPACKET pair of their own, in rawexec's binary protocol
 // (rawexec.DialRequest, rawexec.DialReply + the socket, which may still be
-// connecting), and the control socket carries the rest.
+// connecting).
 //
 // The supervisor serves the listeners with package netproxy from its own
 // (the host's) network namespace: accepted connections are inside, dials
-// are outside. Init is never confined, so its dials are not subject to
+// are outside. PID 1 is never confined, so its dials are not subject to
 // the command's Landlock port rules.
 
 import (
@@ -42,8 +40,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// controlPair makes the control socket pair: [0] stays in the supervisor,
-// [1] goes to init.
+// controlPair makes the control socket pair: sup stays in the supervisor,
+// init goes to the sandbox's first process.
 func controlPair() (sup, init *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -66,107 +64,6 @@ func unixConn(f *os.File) (*net.UnixConn, error) {
 	return uc, nil
 }
 
-// ---- init side ----
-
-// initControl creates the proxy listeners inside the namespace, hands them to
-// the supervisor, and answers dial requests until the supervisor closes
-// its end.
-func initControl(pl *Plan, f *os.File) (*net.UnixConn, error) {
-	c, err := unixConn(f)
-	if err != nil {
-		return nil, fmt.Errorf("control socket: %w", err)
-	}
-	if pl.Net.Proxy {
-		var files []*os.File
-		for _, port := range []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort} {
-			l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
-			if err != nil {
-				return nil, fmt.Errorf("proxy listener on 127.0.0.1:%d: %w", port, err)
-			}
-			lf, err := l.(*net.TCPListener).File()
-			l.Close()
-			if err != nil {
-				return nil, fmt.Errorf("proxy listener: %w", err)
-			}
-			files = append(files, lf)
-		}
-		err := sendFDs(c, "listen", files...)
-		for _, lf := range files {
-			lf.Close()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("handing the proxy listeners to the supervisor: %w", err)
-		}
-	}
-	go func() {
-		buf := make([]byte, 128)
-		for {
-			n, err := c.Read(buf)
-			if err != nil || n == 0 {
-				return
-			}
-			f := strings.Fields(string(buf[:n]))
-			if len(f) != 3 || f[0] != "dial" {
-				continue
-			}
-			initDials.Add(1)
-			go func(id, port string) {
-				defer initDials.Done()
-				conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 5*time.Second)
-				if err != nil {
-					_ = sendFDs(c, "dialed "+id+" "+errName(err))
-					return
-				}
-				cf, err := conn.(*net.TCPConn).File()
-				conn.Close()
-				if err != nil {
-					_ = sendFDs(c, "dialed "+id+" "+errName(err))
-					return
-				}
-				_ = sendFDs(c, "dialed "+id, cf)
-				cf.Close()
-			}(f[1], f[2])
-		}
-	}()
-	return c, nil
-}
-
-// initDials are init's dials for published ports in flight. Init waits
-// for them before its final status: the command may have accepted,
-// answered and exited before init handed the connection over.
-var initDials sync.WaitGroup
-
-// waitDials waits (at most d) for the dials in flight to be handed over.
-func waitDials(d time.Duration) {
-	done := make(chan struct{})
-	go func() { initDials.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
-	}
-}
-
-func errName(err error) string {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		return unix.ErrnoName(errno)
-	}
-	return "error"
-}
-
-func sendFDs(c *net.UnixConn, msg string, files ...*os.File) error {
-	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
-		oob = unix.UnixRights(fds...)
-	}
-	_, _, err := c.WriteMsgUnix([]byte(msg), oob, nil)
-	return err
-}
-
 // ---- supervisor side ----
 
 // ctlSide is the supervisor's half of the control socket: the proxy, the
@@ -180,16 +77,16 @@ type ctlSide struct {
 	proxy *netproxy.Proxy
 	pubs  []net.Listener
 	ctl   *net.UnixConn
-	// rawDial: the raw start's dial socket (PID 1 is rawexec's reaper);
-	// nil: dials go to init on ctl.
-	rawDial *net.UnixConn
-	mu      sync.Mutex
-	nextID  uint64
-	wait    map[uint64]chan *os.File
-	wg      sync.WaitGroup
-	conns   map[net.Conn]struct{}
-	closed  bool
-	once    sync.Once
+	// dial: the published ports' dial socket (PID 1 is rawexec's
+	// reaper); nil without published ports.
+	dial   *net.UnixConn
+	mu     sync.Mutex
+	nextID uint64
+	wait   map[uint64]chan *os.File
+	wg     sync.WaitGroup
+	conns  map[net.Conn]struct{}
+	closed bool
+	once   sync.Once
 }
 
 // prepareControl does what can fail before the sandbox starts: it binds the
@@ -252,8 +149,8 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 	return ns, nil
 }
 
-// start takes over the supervisor's end of the control socket once init
-// runs.
+// start takes over the supervisor's end of the control socket once the
+// sandbox's first process runs.
 func (ns *ctlSide) start(f *os.File) error {
 	c, err := unixConn(f)
 	if err != nil {
@@ -265,9 +162,9 @@ func (ns *ctlSide) start(f *os.File) error {
 	}
 	ns.wg.Add(1)
 	go ns.readLoop()
-	if ns.rawDial != nil {
+	if ns.dial != nil {
 		ns.wg.Add(1)
-		go ns.rawReadLoop()
+		go ns.dialLoop()
 	}
 	for i, l := range ns.pubs {
 		ns.wg.Add(1)
@@ -320,24 +217,6 @@ func (ns *ctlSide) readLoop() {
 				defer ns.wg.Done()
 				_ = seccomp.Serve(l, ns.answer)
 			}()
-		case len(f) >= 2 && f[0] == "dialed":
-			id, _ := strconv.ParseUint(f[1], 10, 64)
-			ns.mu.Lock()
-			ch := ns.wait[id]
-			delete(ns.wait, id)
-			ns.mu.Unlock()
-			var got *os.File
-			if len(files) == 1 && len(f) == 2 {
-				got, files = files[0], nil
-			}
-			if ch != nil {
-				ch <- got
-			} else if got != nil {
-				got.Close()
-			}
-			for _, x := range files {
-				x.Close()
-			}
 		default:
 			for _, x := range files {
 				x.Close()
@@ -346,32 +225,31 @@ func (ns *ctlSide) readLoop() {
 	}
 }
 
-// useRawDial makes the published ports' dials go to the raw start's PID 1
-// on f (before start).
-func (ns *ctlSide) useRawDial(f *os.File) error {
+// useDial makes the published ports' dials go to PID 1 on f (before
+// start).
+func (ns *ctlSide) useDial(f *os.File) error {
 	c, err := unixConn(f)
 	if err != nil {
 		return fmt.Errorf("dial socket: %w", err)
 	}
-	ns.rawDial = c
+	ns.dial = c
 	return nil
 }
 
-// rawReadLoop routes PID 1's dial replies to their waiters (readLoop's
-// "dialed" for the raw start). A refused dial is a nil file; a socket
-// still connecting is the waiter's to finish.
-func (ns *ctlSide) rawReadLoop() {
+// dialLoop routes PID 1's dial replies to their waiters. A refused dial
+// is a nil file; a socket still connecting is the waiter's to finish.
+func (ns *ctlSide) dialLoop() {
 	defer ns.wg.Done()
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := ns.rawDial.ReadMsgUnix(buf, oob)
+		n, oobn, _, _, err := ns.dial.ReadMsgUnix(buf, oob)
 		if err != nil || (n == 0 && oobn == 0) {
 			ns.failWaiters()
 			return
 		}
 		files := receivedFiles(oob[:oobn])
-		id, errno, err := rawDialReply(buf[:n])
+		id, errno, err := dialReply(buf[:n])
 		var got *os.File
 		if err == nil && errno == 0 && len(files) == 1 {
 			got, files = files[0], nil
@@ -425,7 +303,7 @@ func (ns *ctlSide) failWaiters() {
 	}
 }
 
-// dialInside asks init (or the raw start's PID 1) for a connection to
+// dialInside asks PID 1 for a connection to
 // 127.0.0.1:port inside the sandbox.
 func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 	const timeout = 10 * time.Second
@@ -441,10 +319,10 @@ func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 	ns.wait[id] = ch
 	ns.mu.Unlock()
 	var err error
-	if ns.rawDial != nil {
-		_, err = ns.rawDial.Write(rawDialRequest(id, port))
+	if ns.dial == nil {
+		err = errors.New("no dial socket")
 	} else {
-		err = sendFDs(ns.ctl, fmt.Sprintf("dial %d %d", id, port))
+		_, err = ns.dial.Write(dialRequest(id, port))
 	}
 	if err != nil {
 		ns.mu.Lock()
@@ -457,15 +335,13 @@ func (ns *ctlSide) dialInside(port uint16) (net.Conn, error) {
 		if !ok || f == nil {
 			return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
 		}
-		if ns.rawDial != nil {
-			// PID 1's connect does not wait: finish it here.
-			if err := rawWaitConnected(int(f.Fd()), time.Until(deadline)); err != nil {
-				f.Close()
-				if errors.Is(err, unix.ECONNREFUSED) {
-					return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
-				}
-				return nil, err
+		// PID 1's connect does not wait: finish it here.
+		if err := waitConnected(int(f.Fd()), time.Until(deadline)); err != nil {
+			f.Close()
+			if errors.Is(err, unix.ECONNREFUSED) {
+				return nil, fmt.Errorf("nothing listens on port %d in the sandbox", port)
 			}
+			return nil, err
 		}
 		c, err := net.FileConn(f)
 		f.Close()
@@ -513,7 +389,7 @@ func (ns *ctlSide) servePublish(l net.Listener, port uint16) {
 
 // track registers a forwarded connection. After close began it is still
 // served, for the drain time only: the command may have answered and
-// exited before the supervisor got the connection from init.
+// exited before the supervisor got the connection from PID 1.
 func (ns *ctlSide) track(c net.Conn) bool {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
@@ -564,14 +440,14 @@ func (ns *ctlSide) doClose() {
 	if ns.ctl != nil {
 		ns.ctl.Close()
 	}
-	if ns.rawDial != nil {
+	if ns.dial != nil {
 		// PID 1 is gone (EOF after its last replies) or about to be: read
 		// what it answered, then stop.
-		_ = ns.rawDial.SetReadDeadline(drain)
+		_ = ns.dial.SetReadDeadline(drain)
 	}
 	ns.wg.Wait()
-	if ns.rawDial != nil {
-		ns.rawDial.Close()
+	if ns.dial != nil {
+		ns.dial.Close()
 	}
 	if ns.files != nil {
 		ns.files.fi.Close()

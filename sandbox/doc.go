@@ -6,7 +6,7 @@
 // relays signals, the timeout and the exit status, and records what was
 // denied.
 //
-// The start (raw_linux.go) compiles the Plan into one program of system
+// The start (start_linux.go) compiles the Plan into one program of system
 // calls that a clone of the supervisor runs without the Go runtime
 // (package internal/rawexec): PID 1 builds the mount view, forks the
 // command, which confines itself — Landlock, capabilities dropped, seccomp
@@ -16,7 +16,10 @@
 // overlays it hands the supervisor descriptors on their upper layers,
 // which the supervisor reads once the sandbox's processes are gone (the
 // discard records, --save-changes) before it lets PID 1 finish, and it
-// connects to published ports inside the sandbox for the supervisor.
+// connects to published ports inside the sandbox for the supervisor. It
+// is the only start of the full mode, for every plan; it is built for
+// linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode
+// (exit 125, naming --weaker-nested).
 //
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child

@@ -16,12 +16,8 @@ import (
 	"github.com/sbx-sh/sbx/seccomp"
 )
 
-// InitArg is the hidden first argument that makes sbx run as the sandbox's
-// init (Linux): sbx __sbx_init PLANFD LIFELINEFD STATUSFD CONTROLFD.
-const InitArg = "__sbx_init"
-
-// Plan is everything the sandbox's stages apply. It crosses to init as
-// JSON on an inherited pipe.
+// Plan is everything the sandbox's stages apply, computed once in the
+// supervisor.
 type Plan struct {
 	Weaker   bool             `json:"weaker"`
 	HostNet  bool             `json:"hostNet"`

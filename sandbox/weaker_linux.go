@@ -115,3 +115,36 @@ func children(ppid int) []int {
 	}
 	return out
 }
+
+// reap collects every exited child; it returns the main command's status
+// once it has ended, -1 before.
+func reap(pid int) int {
+	exit := -1
+	for {
+		var ws unix.WaitStatus
+		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err != nil || p <= 0 {
+			return exit
+		}
+		if p == pid {
+			exit = waitStatusCode(ws)
+		}
+	}
+}
+
+// commandFiles is stdin, stdout, stderr and each kept descriptor at its
+// own number.
+func commandFiles(keep []int) []*os.File {
+	n := 3
+	for _, k := range keep {
+		if k+1 > n {
+			n = k + 1
+		}
+	}
+	files := make([]*os.File, n)
+	files[0], files[1], files[2] = os.Stdin, os.Stdout, os.Stderr
+	for _, k := range keep {
+		files[k] = os.NewFile(uintptr(k), "kept")
+	}
+	return files
+}

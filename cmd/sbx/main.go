@@ -41,10 +41,6 @@ var (
 func main() {
 	// On Linux the start runs on one P from package initialisation on
 	// (internal/oneproc, imported above).
-	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
-		sandbox.InitMain(os.Args[2:])
-		return
-	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -13,14 +13,18 @@ import (
 )
 
 // Limits of a Program. The child keeps its slots in a fixed array on its
-// nosplit stack, so their number is small; ops live in the parent's heap
-// and are bounded only to keep mistakes (and the report's index) sane.
+// nosplit stack, so their number is small. Ops live in the parent's heap
+// (the child reads its copy-on-write copy of them), so a Program grows with
+// its plan: MaxOps only keeps a runaway builder (and the report's 32-bit
+// index) sane. It is far beyond any plan a kernel takes: a mount view of
+// that size would be over the kernel's fs.mount-max (100,000 by default)
+// long before.
 const (
 	// MaxSlots is how many slots a Program may allocate.
 	MaxSlots = numSlots - 1 // the last slot is the scratch slot of helpers and Start
 	// MaxOps is how many ops a Program may hold, not counting the ones
 	// Start adds (id maps, descriptor layout, execve).
-	MaxOps = 4096
+	MaxOps = 1 << 22
 	// MaxIgnore is how many distinct errnos one op may ignore.
 	MaxIgnore = 3
 )
@@ -29,8 +33,11 @@ const (
 	numSlots    = 16 // a power of two: slot indexes are masked in the child
 	slotMask    = numSlots - 1
 	scratchSlot = numSlots - 1
-	maxTotalOps = MaxOps + 64 // plus Start's own ops
+	maxTotalOps = MaxOps + 1024 // plus Start's own ops (the descriptor layout grows with Files)
 )
+
+// opLimit is MaxOps; a test lowers it.
+var opLimit = MaxOps
 
 // op flags
 const (
@@ -190,7 +197,7 @@ func (p *Program) add(label string, o op) Call {
 	if p.err != nil {
 		return Call{p, -1}
 	}
-	if len(p.ops) >= MaxOps {
+	if len(p.ops) >= opLimit {
 		p.fail(fmt.Errorf("%w (at %q)", ErrTooLong, label))
 		return Call{p, -1}
 	}

@@ -244,13 +244,18 @@ func TestBuilderLimits(t *testing.T) {
 		t.Error("Start ran a program with a build error")
 	}
 
+	// The op limit is a sanity bound (lowered here: MaxOps ops are
+	// hundreds of megabytes).
+	defer func(n int) { opLimit = n }(opLimit)
+	opLimit = 100
 	var q Program
-	for i := 0; i <= MaxOps; i++ {
+	for i := 0; i <= opLimit; i++ {
 		q.Syscall("getpid", unix.SYS_GETPID)
 	}
-	if !errors.Is(q.Err(), ErrTooLong) || q.Len() != MaxOps {
-		t.Errorf("after %d ops: Len %d, Err %v", MaxOps+1, q.Len(), q.Err())
+	if !errors.Is(q.Err(), ErrTooLong) || q.Len() != opLimit {
+		t.Errorf("after %d ops: Len %d, Err %v", opLimit+1, q.Len(), q.Err())
 	}
+	opLimit = MaxOps
 
 	var r Program
 	r.Syscall("nul", unix.SYS_GETPID, String("a\x00b"))
@@ -272,6 +277,34 @@ func TestBuilderLimits(t *testing.T) {
 	v.StoreAt("unaligned", make([]byte, 8), 1, Slot{1})
 	if v.Err() == nil {
 		t.Error("no error for an unaligned StoreAt")
+	}
+}
+
+// A Program is as long as its plan needs: far over the 4,096 ops that
+// once sent large plans to a fallback, it runs and execs.
+func TestLongProgram(t *testing.T) {
+	var p Program
+	const n = 100_000
+	p.Grow(n)
+	for range n {
+		p.Syscall("getpid", unix.SYS_GETPID)
+	}
+	p.Syscall("last", unix.SYS_GETPID).Want(^uintptr(0)) // never true: the child reports this op
+	_, err := Start(&p, &Attr{Path: "/bin/true"})
+	var oe *OpError
+	if !errors.As(err, &oe) || oe.Index != n || oe.Label != "last" {
+		t.Fatalf("a program of %d ops: %v, want the report of op %d", n+1, err, n)
+	}
+	p = Program{}
+	for range n {
+		p.Syscall("getpid", unix.SYS_GETPID)
+	}
+	proc, err := Start(&p, &Attr{Path: "/bin/true"})
+	if err != nil {
+		t.Fatalf("a program of %d ops: %v", n, err)
+	}
+	if ws, err := proc.Wait(); err != nil || ws.ExitStatus() != 0 {
+		t.Fatalf("exit %v %v", ws, err)
 	}
 }
 

@@ -200,29 +200,126 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	if prog == nil {
 		prog = &Program{}
 	}
-	if err := prog.Err(); err != nil {
+	if err := checkStart(prog, attr); err != nil {
 		return nil, err
 	}
+	s := &starter{attr: attr, early: attr.Early, errR: -1, errW: -1, syncp: [2]int{-1, -1}}
+	if s.early != nil && !s.early.ready() {
+		s.early = nil // its setup failed: the clone below meets the same error and reports it
+	}
+	s.parentMap = attr.IDMap == ParentMap && s.early == nil
+	defer s.close()
+	if err := s.pipes(); err != nil {
+		return nil, err
+	}
+	l, err := s.compile(prog)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := s.clone(l)
+	if err != nil {
+		return nil, err
+	}
+	return s.wait(l, proc)
+}
+
+// starter is one Start's state between its stages: checks, pipes,
+// compile, clone and wait.
+type starter struct {
+	attr      *Attr
+	early     *Early // nil: a clone of its own
+	parentMap bool   // the parent writes the id maps (ParentMap without an early process)
+	errR      int    // the error pipe, read end
+	errW      int    // and the child's end, -1 once closed
+	syncp     [2]int // ParentMap: the child waits on it for the maps
+	nextfd    int    // the descriptor layout's first free number
+	mapErr    error  // ParentMap: writing the maps failed
+}
+
+// checkStart checks prog and attr before anything is made.
+func checkStart(prog *Program, attr *Attr) error {
+	if err := prog.Err(); err != nil {
+		return err
+	}
 	if attr == nil || attr.Path == "" {
-		return nil, errors.New("rawexec: no Path to exec")
+		return errors.New("rawexec: no Path to exec")
 	}
 	if attr.Cloneflags&^allowedCloneFlags != 0 {
-		return nil, fmt.Errorf("rawexec: unsupported clone flags %#x", attr.Cloneflags&^allowedCloneFlags)
+		return fmt.Errorf("rawexec: unsupported clone flags %#x", attr.Cloneflags&^allowedCloneFlags)
 	}
 	if attr.IDMap != NoIDMap && attr.Cloneflags&unix.CLONE_NEWUSER == 0 {
-		return nil, errors.New("rawexec: id maps need CLONE_NEWUSER")
+		return errors.New("rawexec: id maps need CLONE_NEWUSER")
 	}
 	for i, fd := range attr.Files {
 		if fd < -1 {
-			return nil, fmt.Errorf("rawexec: Files[%d] = %d", i, fd)
+			return fmt.Errorf("rawexec: Files[%d] = %d", i, fd)
 		}
 	}
 	if err := checkSkips(prog, ""); err != nil {
-		return nil, err
+		return err
 	}
-	if err := checkReaper(prog, attr); err != nil {
-		return nil, err
+	return checkReaper(prog, attr)
+}
+
+// pipes makes the error pipe (its write end above every descriptor the
+// layout reads) and, for ParentMap, the sync pipe.
+func (s *starter) pipes() error {
+	var errp [2]int
+	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
+		return fmt.Errorf("rawexec: pipe: %w", err)
 	}
+	s.errR, s.errW = errp[0], errp[1]
+	if s.parentMap {
+		if err := unix.Pipe2(s.syncp[:], unix.O_CLOEXEC); err != nil {
+			s.syncp = [2]int{-1, -1}
+			return fmt.Errorf("rawexec: pipe: %w", err)
+		}
+	}
+	// The descriptor layout's first free number, above every descriptor
+	// it reads, as in syscall.forkAndExecInChild1. The error pipe must
+	// survive the shuffle, so it moves above it.
+	nextfd := len(s.attr.Files)
+	for _, fd := range s.attr.Files {
+		nextfd = max(nextfd, fd)
+	}
+	nextfd++
+	if s.errW < nextfd {
+		nfd, err := unix.FcntlInt(uintptr(s.errW), unix.F_DUPFD_CLOEXEC, nextfd)
+		if err != nil {
+			return fmt.Errorf("rawexec: moving the error pipe: %w", err)
+		}
+		unix.Close(s.errW)
+		s.errW = nfd
+	}
+	s.nextfd = max(nextfd, s.errW+1)
+	return nil
+}
+
+// close closes what is left of the pipes.
+func (s *starter) close() {
+	if s.errR >= 0 {
+		unix.Close(s.errR)
+	}
+	s.closeErrW()
+	for _, fd := range s.syncp {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+func (s *starter) closeErrW() {
+	if s.errW >= 0 {
+		unix.Close(s.errW)
+		s.errW = -1
+	}
+}
+
+// compile is the op list the child runs: Start's own ops (the id maps)
+// around prog's, then the descriptor layout and execve; and the
+// reaper's part.
+func (s *starter) compile(prog *Program) (*launch, error) {
+	attr := s.attr
 	// Everything the child touches is allocated now.
 	argv, err := syscall.SlicePtrFromStrings(attr.Args)
 	if err != nil {
@@ -232,63 +329,13 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rawexec: env: %w", err)
 	}
-
-	early := attr.Early
-	if early != nil && !early.ready() {
-		early = nil // its setup failed: the clone below meets the same error and reports it
-	}
-
-	var errp, syncp [2]int
-	if err := unix.Pipe2(errp[:], unix.O_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("rawexec: pipe: %w", err)
-	}
-	defer unix.Close(errp[0])
-	errW := errp[1]
-	defer func() {
-		if errW >= 0 {
-			unix.Close(errW)
-		}
-	}()
-	parentMap := attr.IDMap == ParentMap && early == nil
-	if parentMap {
-		if err := unix.Pipe2(syncp[:], unix.O_CLOEXEC); err != nil {
-			return nil, fmt.Errorf("rawexec: pipe: %w", err)
-		}
-		defer func() {
-			for _, fd := range syncp {
-				if fd >= 0 {
-					unix.Close(fd)
-				}
-			}
-		}()
-	}
-
-	// The descriptor layout's first free number, above every descriptor
-	// it reads, as in syscall.forkAndExecInChild1. The error pipe must
-	// survive the shuffle, so it moves above it.
-	nextfd := len(attr.Files)
-	for _, fd := range attr.Files {
-		nextfd = max(nextfd, fd)
-	}
-	nextfd++
-	if errW < nextfd {
-		nfd, err := unix.FcntlInt(uintptr(errW), unix.F_DUPFD_CLOEXEC, nextfd)
-		if err != nil {
-			return nil, fmt.Errorf("rawexec: moving the error pipe: %w", err)
-		}
-		unix.Close(errW)
-		errW = nfd
-	}
-	nextfd = max(nextfd, errW+1)
-
-	// Start's own ops.
 	var pre, post Program
-	if parentMap {
+	if s.parentMap {
 		one := make([]byte, 1)
-		pre.Syscall("id map: close sync pipe writer", unix.SYS_CLOSE, Imm(syncp[1]))
-		pre.Syscall("id map: wait for the parent", unix.SYS_READ, Imm(syncp[0]), Bytes(one), Imm(1)).Want(1)
+		pre.Syscall("id map: close sync pipe writer", unix.SYS_CLOSE, Imm(s.syncp[1]))
+		pre.Syscall("id map: wait for the parent", unix.SYS_READ, Imm(s.syncp[0]), Bytes(one), Imm(1)).Want(1)
 	}
-	if attr.IDMap == SelfMap && early == nil {
+	if attr.IDMap == SelfMap && s.early == nil {
 		uidMap, gidMap := attr.UIDMap, attr.GIDMap
 		if uidMap == nil {
 			uidMap = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -300,13 +347,13 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		pre.WriteFile("id map: uid_map", "/proc/self/uid_map", formatIDMap(uidMap))
 		pre.WriteFile("id map: gid_map", "/proc/self/gid_map", formatIDMap(gidMap))
 	}
-	compileLayout(&post, attr.Files, nextfd)
+	compileLayout(&post, attr.Files, s.nextfd)
 	post.Syscall("execve "+attr.Path, unix.SYS_EXECVE, String(attr.Path), Ptr(&argv[0]), Ptr(&envv[0]))
 	post.keep = append(post.keep, argv, envv)
 	if err := errors.Join(pre.Err(), post.Err()); err != nil {
 		return nil, err
 	}
-	var l launch
+	l := &launch{}
 	total := len(pre.ops) + len(prog.ops) + len(post.ops)
 	l.ops, l.labels, l.index = make([]op, 0, total), make([]string, 0, total), make([]int, 0, total)
 	l.append(&pre, false)
@@ -325,73 +372,79 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 			l.keep = append(l.keep, attr.Reaper.Exit.keep...)
 		}
 	}
+	return l, nil
+}
 
-	flags := attr.Cloneflags
+// clone starts the child (through the early process when there is one)
+// and, for ParentMap, writes its id maps. The Process it returns may
+// have failed already: wait reads its report.
+func (s *starter) clone(l *launch) (*Process, error) {
+	flags := s.attr.Cloneflags
 	pidfd := int32(-1)
 	var pidfdp *int32
-	if attr.PidFD {
+	if s.attr.PidFD {
 		flags |= unix.CLONE_PIDFD
 		pidfdp = &pidfd
 	}
-
 	var maps []idMapFile
-	if parentMap {
-		maps = idMapFiles(attr) // formatted now: the child waits for them
+	if s.parentMap {
+		maps = idMapFiles(s.attr) // formatted now: the child waits for them
 	}
 	var (
 		pid0  uintptr
 		errno syscall.Errno
+		err   error
 	)
 	syscall.ForkLock.Lock() // the first process copies the descriptor table
-	if early != nil {
+	if s.early != nil {
 		// The early process forks the first process: the clone with its
 		// namespaces (and the id maps) are done already.
-		var err error
-		pid0, pidfd, err = early.start(&l, flags&unix.CLONE_PIDFD, uintptr(errW))
-		if err != nil {
-			syscall.ForkLock.Unlock()
-			unix.Close(errW)
-			errW = -1
-			runtime.KeepAlive(&l)
-			return nil, err
-		}
+		pid0, pidfd, err = s.early.start(l, flags&unix.CLONE_PIDFD, uintptr(s.errW))
 	} else {
 		// No LockOSThread: runtimeBeforeFork keeps the goroutine on
 		// its thread until runtimeAfterFork, as in syscall.forkExec,
 		// and the first LockOSThread of a process starts the
 		// runtime's template thread (0.08 ms on the start's path).
-		pid0, errno = forkExec(l.ops, flags, uintptr(errW), pidfdp, l.rp)
+		pid0, errno = forkExec(l.ops, flags, uintptr(s.errW), pidfdp, l.rp)
 	}
 	syscall.ForkLock.Unlock()
-	unix.Close(errW)
-	errW = -1
-	if errno != 0 {
-		runtime.KeepAlive(&l)
-		return nil, fmt.Errorf("rawexec: clone: %w", errno)
+	s.closeErrW()
+	if err == nil && errno != 0 {
+		err = fmt.Errorf("rawexec: clone: %w", errno)
 	}
-	pid := int(pid0)
-	proc := &Process{Pid: pid, pidfd: int(pidfd), viaEarly: early != nil}
-
-	var mapErr error
-	if parentMap {
-		unix.Close(syncp[0])
-		syncp[0] = -1
-		mapErr = writeIDMaps(pid, maps)
-		if mapErr == nil {
-			_, mapErr = unix.Write(syncp[1], []byte{1})
+	if err != nil {
+		runtime.KeepAlive(l)
+		return nil, err
+	}
+	proc := &Process{Pid: int(pid0), pidfd: int(pidfd), viaEarly: s.early != nil}
+	if s.parentMap {
+		unix.Close(s.syncp[0])
+		s.syncp[0] = -1
+		err = writeIDMaps(proc.Pid, maps)
+		if err == nil {
+			_, err = unix.Write(s.syncp[1], []byte{1})
 		}
 		// On an error the child reads EOF, reports and exits.
-		unix.Close(syncp[1])
-		syncp[1] = -1
+		unix.Close(s.syncp[1])
+		s.syncp[1] = -1
+		if err != nil {
+			s.mapErr = err
+		}
 	}
+	return proc, nil
+}
 
+// wait reads the child's report: none (EOF) once it has exec'd, an op's
+// failure otherwise (see Start for a failure after the Fork).
+func (s *starter) wait(l *launch, proc *Process) (*Process, error) {
 	var rep report
-	n, err := readFull(errp[0], unsafe.Slice((*byte)(unsafe.Pointer(&rep)), unsafe.Sizeof(rep)))
-	runtime.KeepAlive(&l)
+	n, err := readFull(s.errR, unsafe.Slice((*byte)(unsafe.Pointer(&rep)), unsafe.Sizeof(rep)))
+	runtime.KeepAlive(l)
 	// The early process exited right after its clone: reap it now (the
 	// first process is this process's child from then on, and the
 	// subreaper attribute goes).
-	early.finish()
+	s.early.finish()
+	mapErr := s.mapErr
 	if n == 0 && err == nil && mapErr == nil {
 		return proc, nil // EOF: the child exec'd
 	}
@@ -400,7 +453,6 @@ func Start(prog *Program, attr *Attr) (*Process, error) {
 		// The forked child failed; the first process reports it.
 		return proc, l.opError(&rep)
 	}
-
 	// The child failed (or the parent did): make sure it is gone, then
 	// reap it.
 	if n != int(unsafe.Sizeof(rep)) {

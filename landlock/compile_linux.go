@@ -7,36 +7,56 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CompileRaw appends to p the system calls of RestrictThread, for a
-// process that has no Go runtime (see package rawexec): create the
-// ruleset, add each rule (a path missing in the view is skipped; a file
-// given directory rights gets its file rights only), set no_new_privs and
+// Compile appends to p the system calls that confine the sandboxed
+// command, which runs them without a Go runtime (see package rawexec)
+// after its fork from the sandbox's first process: create the ruleset,
+// add each rule (a path missing in the view is skipped; a file given
+// directory rights gets its file rights only), set no_new_privs and
 // restrict. The kernel's ABI is probed here, in the caller.
-func (rs Ruleset) CompileRaw(p *rawexec.Program) error {
-	_, attr, size, err := rs.rulesetAttr()
-	if err != nil {
-		return err
+//
+// With e (PrepareEarly; nil for none) the ruleset is e's and the command
+// skips each rule the early process marked as added and adds every other
+// one in the view, so a rule is added at least once whatever the early
+// process managed (twice, for the same inode, is harmless).
+func (rs Ruleset) Compile(p *rawexec.Program, e *Early) error {
+	var (
+		ruleset rawexec.Arg
+		attr    *unix.LandlockRulesetAttr
+		rules   []compiledRule
+	)
+	if e != nil {
+		ruleset, attr, rules = rawexec.Int(e.fd), e.rulesetAttr, e.rules
+	} else {
+		var size uintptr
+		var err error
+		if _, attr, size, err = rs.rulesetAttr(); err != nil {
+			return err
+		}
+		ruleset = p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
+		rules = rs.compiledRules(attr.Handled_access_fs)
 	}
-	ruleset := p.Syscall("landlock: create ruleset", unix.SYS_LANDLOCK_CREATE_RULESET, rawexec.Ptr(attr), rawexec.Imm(size), rawexec.Imm(0)).Save()
 	fd := p.NewSlot()
-	for _, r := range rs.rawRules(attr.Handled_access_fs) {
+	for i, r := range rules {
+		if e != nil && e.mine[i] {
+			p.SkipIfNotEqual(r.label, e.done, 8*i, 0, ruleOpsLen(r)) // added by the early process?
+		}
 		ruleOps(p, ruleset, fd, r)
 	}
-	rs.finishRaw(p, attr, ruleset)
+	rs.finishOps(p, attr, ruleset)
 	return p.Err()
 }
 
-// rawRule is a Rule as the raw ops add it: pb its rights (masked to the
+// compiledRule is a Rule as the raw ops add it: pb its rights (masked to the
 // kernel's), pf its file rights only when pb holds directory rights too
 // (retried with those where the path is not a directory).
-type rawRule struct {
+type compiledRule struct {
 	path, label string
 	pb, pf      *unix.LandlockPathBeneathAttr
 	dirRights   bool
 }
 
-func (rs Ruleset) rawRules(mask uint64) []rawRule {
-	out := make([]rawRule, 0, len(rs.Rules))
+func (rs Ruleset) compiledRules(mask uint64) []compiledRule {
+	out := make([]compiledRule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		access := r.Access & mask
 		if r.NotDir {
@@ -45,7 +65,7 @@ func (rs Ruleset) rawRules(mask uint64) []rawRule {
 		if access == 0 {
 			continue
 		}
-		rr := rawRule{path: r.Path, label: "landlock: rule for " + r.Path,
+		rr := compiledRule{path: r.Path, label: "landlock: rule for " + r.Path,
 			pb: &unix.LandlockPathBeneathAttr{Allowed_access: access}, dirRights: access&^fileRights != 0}
 		if files := access & fileRights; rr.dirRights && files != 0 {
 			rr.pf = &unix.LandlockPathBeneathAttr{Allowed_access: files}
@@ -59,7 +79,7 @@ func (rs Ruleset) rawRules(mask uint64) []rawRule {
 // view skips the rule), add pb, and with pf (directory rights on what may
 // be a file) add pf, the file rights only, if the kernel refuses pb; then
 // close. ruleOpsLen(r) ops.
-func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule) {
+func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r compiledRule) {
 	// Not in this view: skip the rule (and close nothing).
 	p.Syscall(r.label, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(r.path),
 		rawexec.Imm(unix.O_PATH|unix.O_CLOEXEC)).SaveTo(fd).Ignore().SkipIfIgnored(ruleOpsLen(r) - 1)
@@ -79,16 +99,16 @@ func ruleOps(p *rawexec.Program, ruleset rawexec.Arg, fd rawexec.Slot, r rawRule
 }
 
 // ruleOpsLen is how many ops ruleOps appends for r.
-func ruleOpsLen(r rawRule) int {
+func ruleOpsLen(r compiledRule) int {
 	if r.pf != nil {
 		return 6 // open, store, add, store, add again, close
 	}
 	return 4 // open, store, add, close
 }
 
-// finishRaw appends the port rules, no_new_privs, the restriction and the
+// finishOps appends the port rules, no_new_privs, the restriction and the
 // ruleset's close.
-func (rs Ruleset) finishRaw(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
+func (rs Ruleset) finishOps(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
 	if attr.Handled_access_net != 0 {
 		for _, port := range rs.ConnectPorts {
 			np := &netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}

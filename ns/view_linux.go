@@ -15,12 +15,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RawView is a mount view compiled into system calls for the sandbox's
-// first process (see package rawexec): BuildRoot's steps, decided in the
-// supervisor and run in the child without a Go runtime. The stubs it
-// needs are made on the host before the child starts; the child removes
-// them at exit (Exit), and Release drops the supervisor's hold on them.
-type RawView struct {
+// base is where the new root is assembled. It is a tmpfs mounted in the
+// sandbox's own mount namespace, so nothing is written to the host's /tmp;
+// it disappears with the old root after pivot_root.
+const (
+	base    = "/tmp"
+	newRoot = base + "/root"
+	empty   = base + "/empty" // mode-000 file bound over denied files
+	// contentDir holds the masked copies OpContent binds.
+	contentDir = base + "/content"
+	// upperDir holds the upper and work directories of the overlays.
+	upperDir = base + "/upper"
+)
+
+// maskAttrs are the flags of a file mask (those of the staging mount).
+const maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+
+// View is the sandbox's mount view compiled into system calls for its
+// first process (see package rawexec): decided in the supervisor and run
+// in the child without a Go runtime. The stubs it needs are made on the
+// host before the child starts; the child removes them at exit (the exit
+// ops), and Release drops the supervisor's hold on them.
+type View struct {
 	stubs []*stub
 	// tmpFD is a descriptor number reserved for the host's /tmp in the
 	// child (-1: none needed).
@@ -34,7 +50,7 @@ type RawView struct {
 	dirFDs []int
 	// overlays are the discard overlays' paths, in the order the child
 	// sends their descriptors; made are the protected names made inside
-	// them (View.made).
+	// them (Discards.made).
 	overlays []string
 	made     map[string]bool
 }
@@ -44,29 +60,29 @@ type RawView struct {
 const overlayBatch = 64
 
 // OverlayMessages is how many messages the child sends on the socket
-// given to CompileRaw, each the text "overlays" with the upper and lower
+// given to Compile, each the text "overlays" with the upper and lower
 // directories of up to 64 discard overlays, in plan order. They are sent
 // while the view is built, before the command is forked.
-func (v *RawView) OverlayMessages() int {
+func (v *View) OverlayMessages() int {
 	if v == nil {
 		return 0
 	}
 	return (len(v.overlays) + overlayBatch - 1) / overlayBatch
 }
 
-// Discards is the View of the discard overlays for the supervisor of a
-// raw start, from the descriptors the child sent (upper then lower for
-// each overlay, in order): Changes and SaveChanges read the upper layers
-// through them at the end of the run, as init does. It takes the
-// descriptors over (Close closes them); on error it closes them.
-func (v *RawView) Discards(fds []int) (*View, error) {
+// Discards are the discard overlays for the supervisor, from the
+// descriptors the child sent (upper then lower for each overlay, in
+// order): Changes and SaveChanges read the upper layers through them at
+// the end of the run. It takes the descriptors over (Close closes them);
+// on error it closes them.
+func (v *View) Discards(fds []int) (*Discards, error) {
 	if len(fds) != 2*len(v.overlays) {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 		return nil, fmt.Errorf("the sandbox handed over %d descriptors for %d discard overlays", len(fds), len(v.overlays))
 	}
-	d := &View{made: v.made}
+	d := &Discards{made: v.made}
 	for i, p := range v.overlays {
 		d.Overlays = append(d.Overlays, Overlay{Path: p, upperFD: fds[2*i], lowerFD: fds[2*i+1]})
 	}
@@ -75,7 +91,7 @@ func (v *RawView) Discards(fds []int) (*View, error) {
 
 // Release drops the supervisor's descriptors on the stubs. Call it once
 // the sandbox's first process is gone.
-func (v *RawView) Release() {
+func (v *View) Release() {
 	if v == nil {
 		return
 	}
@@ -95,7 +111,7 @@ func (v *RawView) Release() {
 
 // RemoveStubs removes the stubs from the supervisor's side, for a run
 // whose sandbox never started (its first process would have).
-func (v *RawView) RemoveStubs() {
+func (v *View) RemoveStubs() {
 	if v == nil {
 		return
 	}
@@ -106,19 +122,19 @@ func (v *RawView) RemoveStubs() {
 	v.stubs = nil
 }
 
-// CompileRaw appends to prog the system calls that build plan's view and
-// pivot into it (what BuildRoot does), and to exit those that remove its
-// stubs after every sandboxed process is gone. A plan too large for one
-// program gives an error wrapping rawexec.ErrTooLong (the caller can use
-// the Go init). The existence checks BuildRoot makes
-// in the view are made here, on the host, which the view shows as it is
-// outside the tmpfs mounts this view makes itself (tracked as made); a
-// discard overlay shows the host directory as it is when it is mounted.
+// Compile appends to prog the system calls that build plan's view and
+// pivot into it, and to exit those that remove its stubs after every
+// sandboxed process is gone. The program is as long as the plan needs;
+// only a plan past rawexec's sanity bound gives an error wrapping
+// rawexec.ErrTooLong. Whether a path exists in the view is decided here,
+// on the host, which the view shows as it is outside the tmpfs mounts
+// this view makes itself (tracked as made); a discard overlay shows the
+// host directory as it is when it is mounted.
 //
 // sock is the child's end of a socket to the supervisor, on which the
 // child sends the discard overlays' descriptors (OverlayMessages); it is
 // needed only for a plan with discard overlays.
-func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView, error) {
+func Compile(plan MountPlan, sock int, prog, exit *rawexec.Program) (*View, error) {
 	needTmp := false
 	for _, op := range plan.Ops {
 		if op.Kind == OpOverlay && sock < 0 {
@@ -126,17 +142,17 @@ func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView
 		}
 		needTmp = needTmp || policy.Within(op.Path, "/tmp")
 	}
-	c := &rawCompiler{p: prog, made: map[string]bool{}, tmpFD: -1, sock: sock,
+	c := &compiler{p: prog, made: map[string]bool{}, tmpFD: -1, sock: sock,
 		// The fresh /proc shows what the host's does (but processes); the
 		// view's /dev holds only what dev makes.
-		mounts: []rawMount{{"/", false}, {"/dev", true}, {"/tmp", true}}}
+		mounts: []viewMount{{"/", false}, {"/dev", true}, {"/tmp", true}}}
 	if plan.EmptyRoot {
 		// Nothing of the host but what the ops bind in, and the view's
 		// own /proc, /dev and /tmp.
-		c.mounts = []rawMount{{"/", true}, {"/proc", false}, {"/dev", true}, {"/tmp", true}}
+		c.mounts = []viewMount{{"/", true}, {"/proc", false}, {"/dev", true}, {"/tmp", true}}
 		c.made["/proc"], c.made["/dev"], c.made["/tmp"] = true, true, true
 	}
-	v := &RawView{tmpFD: -1, made: map[string]bool{}}
+	v := &View{tmpFD: -1, made: map[string]bool{}}
 	if needTmp {
 		// A number for the child's handle on the host's /tmp, which the
 		// staging tmpfs covers (hostPath): reserved here, so the ops can
@@ -168,12 +184,12 @@ func CompileRaw(plan MountPlan, sock int, prog, exit *rawexec.Program) (*RawView
 	return v, nil
 }
 
-type rawCompiler struct {
+type compiler struct {
 	p *rawexec.Program
 	// made are the view's paths this view creates (in its own tmpfs
 	// mounts); mounts are the view's mounts so far, the latest last.
 	made   map[string]bool
-	mounts []rawMount
+	mounts []viewMount
 	scr    rawexec.Slot
 	tmpFD  int
 	// sock is the socket the overlays' descriptors go on; oob are the
@@ -183,19 +199,19 @@ type rawCompiler struct {
 	oob  [][]byte
 }
 
-// hostPath is the function of that name: how the child reaches host path
-// p while the staging tmpfs covers /tmp.
-func (c *rawCompiler) hostPath(p string) string {
+// hostPath is how the child reaches host path p while the staging tmpfs
+// covers /tmp.
+func (c *compiler) hostPath(p string) string {
 	if c.tmpFD < 0 || !policy.Within(p, "/tmp") {
 		return p
 	}
 	return fmt.Sprintf("/proc/self/fd/%d", c.tmpFD) + strings.TrimPrefix(p, "/tmp")
 }
 
-// rawMount is a mount of the view being built: a tmpfs of its own
+// viewMount is a mount of the view being built: a tmpfs of its own
 // (synth: nothing exists there but what is made) or a bind of the host's
 // same path.
-type rawMount struct {
+type viewMount struct {
 	path  string
 	synth bool
 }
@@ -207,11 +223,11 @@ func str(s string) rawexec.Arg {
 	return rawexec.String(s)
 }
 
-func (c *rawCompiler) mount(label, src, target, fstype string, flags uintptr, data string) {
+func (c *compiler) mount(label, src, target, fstype string, flags uintptr, data string) {
 	c.p.Syscall(label, unix.SYS_MOUNT, str(src), rawexec.String(target), str(fstype), rawexec.Imm(flags), str(data))
 }
 
-func (c *rawCompiler) setattr(label, path string, recursive bool, set uint64) {
+func (c *compiler) setattr(label, path string, recursive bool, set uint64) {
 	attr := &unix.MountAttr{Attr_set: set}
 	flags := 0
 	if recursive {
@@ -221,25 +237,25 @@ func (c *rawCompiler) setattr(label, path string, recursive bool, set uint64) {
 		rawexec.Int(flags), rawexec.Ptr(attr), rawexec.Imm(unsafe.Sizeof(*attr)))
 }
 
-func (c *rawCompiler) mkdir(label, path string, mode uint32, ignoreExist bool) {
+func (c *compiler) mkdir(label, path string, mode uint32, ignoreExist bool) {
 	call := c.p.Syscall(label, unix.SYS_MKDIRAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(path), rawexec.Imm(mode))
 	if ignoreExist {
 		call.Ignore(unix.EEXIST)
 	}
 }
 
-func (c *rawCompiler) symlink(label, to, at string) {
+func (c *compiler) symlink(label, to, at string) {
 	c.p.Syscall(label, unix.SYS_SYMLINKAT, rawexec.String(to), rawexec.Int(unix.AT_FDCWD), rawexec.String(at))
 }
 
 // exists says whether view path p exists in the view being built: made
 // here, or, outside the tmpfs mounts this view makes, on the host.
-func (c *rawCompiler) exists(p string) bool {
+func (c *compiler) exists(p string) bool {
 	if c.made[p] {
 		return true
 	}
 	// The deepest (and, at equal depth, latest) mount holding p decides.
-	var m rawMount
+	var m viewMount
 	for _, mt := range c.mounts {
 		if policy.Within(p, mt.path) && len(mt.path) >= len(m.path) {
 			m = mt
@@ -252,7 +268,7 @@ func (c *rawCompiler) exists(p string) bool {
 	return err == nil
 }
 
-func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
+func (c *compiler) view(plan MountPlan, v *View) error {
 	c.scr = c.p.NewSlot()
 	c.mount("making / private", "", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 	if c.tmpFD >= 0 {
@@ -320,7 +336,7 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 				return fmt.Errorf("mount view: discard overlay on %s: %w", op.Path, err)
 			}
 			// The overlay shows the host directory (its lower layer).
-			c.mounts = append(c.mounts, rawMount{op.Path, false})
+			c.mounts = append(c.mounts, viewMount{op.Path, false})
 			continue
 		}
 		if err := c.apply(op, masks, v); err != nil {
@@ -329,10 +345,10 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 		switch {
 		case op.Kind == OpMask && op.Dir:
 			masks = append(masks, op.Path)
-			c.mounts = append(c.mounts, rawMount{op.Path, true})
+			c.mounts = append(c.mounts, viewMount{op.Path, true})
 		case op.Kind == OpRW || op.Kind == OpRO || op.Kind == OpStub:
 			// (A pin binds the view onto itself: what exists is unchanged.)
-			c.mounts = append(c.mounts, rawMount{op.Path, false})
+			c.mounts = append(c.mounts, viewMount{op.Path, false})
 		}
 	}
 	for _, m := range masks {
@@ -347,7 +363,7 @@ func (c *rawCompiler) view(plan MountPlan, v *RawView) error {
 	return nil
 }
 
-func (c *rawCompiler) dev(dev string, pty bool) {
+func (c *compiler) dev(dev string, pty bool) {
 	c.mount("mounting /dev", "tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k")
 	for _, n := range []string{"fd", "stdin", "stdout", "stderr", "shm"} {
 		c.made["/dev/"+n] = true
@@ -373,8 +389,9 @@ func (c *rawCompiler) dev(dev string, pty bool) {
 	c.setattr("mount_setattr "+dev, dev, false, unix.MOUNT_ATTR_RDONLY)
 }
 
-// apply is View.apply, compiled.
-func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
+// apply appends the ops of one plan op (but an overlay) at target =
+// newRoot + op.Path.
+func (c *compiler) apply(op Op, masks []string, v *View) error {
 	target := newRoot + op.Path
 	src := c.hostPath(op.Path)
 	label := fmt.Sprintf("mount view: %s %s (%s)", op.Kind, op.Path, op.Why)
@@ -416,9 +433,9 @@ func (c *rawCompiler) apply(op Op, masks []string, v *RawView) error {
 	return nil
 }
 
-// protect is View.protect with the stub made here, in the supervisor, on
-// the host; the child binds it read-only.
-func (c *rawCompiler) protect(label string, op Op, src, target string, v *RawView) error {
+// protect binds a protected name read-only onto itself, over a stub made
+// here, in the supervisor, on the host, where the name is missing.
+func (c *compiler) protect(label string, op Op, src, target string, v *View) error {
 	dir := op.Dir
 	var st unix.Stat_t
 	if unix.Lstat(op.Path, &st) == nil {
@@ -446,11 +463,11 @@ func (c *rawCompiler) protect(label string, op Op, src, target string, v *RawVie
 	return nil
 }
 
-// overlay is View.overlay, compiled: the host directory's owner and mode
+// overlay mounts a discard overlay on op.Path: the host directory's owner and mode
 // are read here; the child makes the upper and work directories, mounts
 // the overlay and puts its descriptors on the upper layer and the host
 // directory into the control message sendOverlays sends.
-func (c *rawCompiler) overlay(op Op, i int, v *RawView) error {
+func (c *compiler) overlay(op Op, i int, v *View) error {
 	label := "mount view: discard overlay on " + op.Path
 	dir := fmt.Sprintf("%s/%d", upperDir, i)
 	upper, work := dir+"/u", dir+"/w"
@@ -486,7 +503,7 @@ func (c *rawCompiler) overlay(op Op, i int, v *RawView) error {
 // sendOverlays hands the overlays' descriptors to the supervisor. They
 // stay open in the first process until the fork, which closes them (and
 // the command's exec, as they are close-on-exec).
-func (c *rawCompiler) sendOverlays() {
+func (c *compiler) sendOverlays() {
 	body := []byte("overlays")
 	for _, oob := range c.oob {
 		iov := &unix.Iovec{Base: &body[0]}
@@ -498,10 +515,11 @@ func (c *rawCompiler) sendOverlays() {
 	}
 }
 
-// protectInView is View.protectInView, compiled: a protected name missing
-// in its overlay is made there (MkdirAll, or an empty 0444 file), then
-// bound read-only onto itself.
-func (c *rawCompiler) protectInView(label string, op Op, target string, v *RawView) {
+// protectInView pins a protected name inside a discard overlay: a missing
+// one is made in the overlay (its upper layer, never the host; MkdirAll,
+// or an empty 0444 file), then bound read-only onto itself like any
+// protected name, so the command can neither create nor change it.
+func (c *compiler) protectInView(label string, op Op, target string, v *View) {
 	if !c.exists(op.Path) {
 		first := filepath.Dir(op.Path)
 		if op.Dir {
@@ -525,9 +543,10 @@ func (c *rawCompiler) protectInView(label string, op Op, target string, v *RawVi
 	c.setattr(label, target, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
 }
 
-// ensureTarget is the function of that name, compiled: the checks run
-// here against the view as it will be, the creations in the child.
-func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []string) error {
+// ensureTarget makes the mount point target for op where the view lacks
+// it: the checks run here against the view as it will be, the creations
+// in the child.
+func (c *compiler) ensureTarget(label, target, src string, op Op, masks []string) error {
 	if c.exists(op.Path) {
 		return nil
 	}
@@ -592,7 +611,7 @@ func (c *rawCompiler) ensureTarget(label, target, src string, op Op, masks []str
 // per stub: take the lock exclusively (another run still holding it
 // keeps the stub), and remove it only if the name still names the stub's
 // inode (and, for a file, it is still empty).
-func stubsExitOps(p *rawexec.Program, v *RawView) error {
+func stubsExitOps(p *rawexec.Program, v *View) error {
 	if len(v.stubs) == 0 {
 		return nil
 	}
@@ -680,4 +699,25 @@ func stubExitOps(p *rawexec.Program, s *stub, dir int) {
 		p.SkipIfNotEqual(label+": still empty", st, offSize, 0, 1)
 		p.Syscall(label+": unlink", unix.SYS_UNLINKAT, rawexec.Int(dir), rawexec.String(name), rawexec.Imm(0)).Ignore()
 	}
+}
+
+// deepestMask is the deepest directory mask in masks above p ("" for
+// none): ensureTarget makes the way to p inside it.
+func deepestMask(p string, masks []string) string {
+	mask := ""
+	for _, m := range masks {
+		if m == "/" && (policy.Within(p, "/tmp") || policy.Within(p, "/dev") || policy.Within(p, "/proc")) {
+			continue // the view's own mounts over the empty root, not part of it
+		}
+		if m != p && policy.Within(p, m) && len(m) > len(mask) {
+			mask = m
+		}
+	}
+	return mask
+}
+
+// escapeOpt escapes the characters overlayfs's option parser treats
+// specially in a path.
+func escapeOpt(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`).Replace(p)
 }
