@@ -178,6 +178,7 @@ type model struct {
 	pinW     []string // first missing component of each missing denyWrite
 	// fuzzyList are directories whose listing the model does not judge.
 	fuzzyList []string
+	lastReach string // why the last reach failed
 }
 
 func (m *model) refuseIf(cond bool, format string, a ...any) {
@@ -631,7 +632,7 @@ func (m *model) access(p Probe) (bool, string, bool) {
 	case "read", "list":
 		real, ok := m.reach(p.Path)
 		if !ok {
-			return false, "not there in the sandbox's view", true
+			return false, m.lastReach, true
 		}
 		if p.Op == "list" && slices.Contains(m.fuzzyList, real) {
 			return false, "", false
@@ -644,13 +645,13 @@ func (m *model) access(p Probe) (bool, string, bool) {
 	case "write":
 		real, ok := m.reach(p.Path)
 		if !ok {
-			return false, "not there in the sandbox's view", true
+			return false, m.lastReach, true
 		}
 		return m.writable(real, false)
 	case "create":
 		parent, ok := m.reach(filepath.Dir(p.Path))
 		if !ok {
-			return false, "parent not there in the sandbox's view", true
+			return false, "parent: " + m.lastReach, true
 		}
 		target := filepath.Join(parent, filepath.Base(p.Path))
 		if _, err := os.Lstat(target); err == nil {
@@ -669,6 +670,13 @@ func (m *model) access(p Probe) (bool, string, bool) {
 // empty), unless a re-opened path lies at or below it (its mount point is
 // made on the way); a symlink is followed from where it lies.
 func (m *model) reach(p string) (string, bool) {
+	real, why := m.reachWhy(p)
+	m.lastReach = why
+	return real, why == ""
+}
+
+// reachWhy is reach, with the reason a path is not there ("" when it is).
+func (m *model) reachWhy(p string) (string, string) {
 	comps := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
 	cur := "/"
 	for hops := 0; len(comps) > 0; {
@@ -682,23 +690,23 @@ func (m *model) reach(p string) (string, bool) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		if v, _ := m.visible(cur); !v && !m.boundBelow(next) {
-			return "", false
+		if v, why := m.visible(cur); !v && !m.boundBelow(next) {
+			return "", next + " is not there: " + why
 		}
 		st, err := os.Lstat(next)
 		if err != nil {
-			return "", false
+			return "", next + " does not exist"
 		}
 		if st.Mode()&os.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
 		if hops++; hops > 40 {
-			return "", false
+			return "", "too many symlinks"
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", false
+			return "", err.Error()
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(cur, target)
@@ -706,7 +714,7 @@ func (m *model) reach(p string) (string, bool) {
 		comps = append(strings.Split(strings.TrimPrefix(filepath.Clean(target), "/"), "/"), comps...)
 		cur = "/"
 	}
-	return cur, true
+	return cur, ""
 }
 
 // boundBelow: a re-opened path or writable root lies at or below p, so p

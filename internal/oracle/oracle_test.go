@@ -24,13 +24,14 @@ import (
 )
 
 var (
-	soak     = flag.Duration("soak", 0, "run generated cases from -seed on for this long (e.g. -soak=10m)")
-	seedFlag = flag.Int64("seed", 0, "TestOracleSeed: run this one seed, verbosely; with -soak: the first seed")
-	keep     = flag.Bool("keep", false, "keep each case's tree (for reproducing by hand)")
-	pending  = flag.Bool("pending", false, "run the named issue-25 cases that are skipped as pending a fix")
-	srtDiff  = flag.Bool("srt", false, "TestOracleSrtDiff: compare sbx with srt on srt-format cases")
-	srtSeeds = flag.Int("srt-seeds", 40, "how many seeds TestOracleSrtDiff runs")
-	noShrink = flag.Bool("noshrink", false, "report mismatches without shrinking")
+	soak         = flag.Duration("soak", 0, "run generated cases from -seed on for this long (e.g. -soak=10m)")
+	seedFlag     = flag.Int64("seed", 0, "TestOracleSeed: run this one seed, verbosely; with -soak: the first seed")
+	keep         = flag.Bool("keep", false, "keep each case's tree (for reproducing by hand)")
+	pending      = flag.Bool("pending", false, "run the named issue-25 cases that are skipped as pending a fix")
+	srtDiff      = flag.Bool("srt", false, "TestOracleSrtDiff: compare sbx with srt on srt-format cases")
+	srtSeeds     = flag.Int("srt-seeds", 40, "how many seeds TestOracleSrtDiff runs")
+	noShrink     = flag.Bool("noshrink", false, "report mismatches without shrinking")
+	classifyFlag = flag.Bool("classify", false, "TestOracleClassify: shrink and classify every failing fixed seed")
 )
 
 var (
@@ -124,11 +125,7 @@ func runCase(t testing.TB, c *Case) *outcome {
 	probes := Probes(c, env)
 	o.want = Model(c, env, probes)
 	spec, _ := json.Marshal(probes)
-	specFile := filepath.Join(dir, "probes.json")
-	if err := os.WriteFile(specFile, spec, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o.args = append(Args(c, env), "--", probeBin, specFile)
+	o.args = append(Args(c, env), "--", probeBin, string(spec))
 	o.code, o.stdout, o.stderr = runSbx(t, env, dir, o.args)
 	o.compare(probes)
 	return o
@@ -257,7 +254,9 @@ func (o *outcome) report() string {
 	for _, f := range names {
 		fmt.Fprintf(&b, "  file %s:\n    %s\n", f, strings.ReplaceAll(strings.TrimSpace(o.files[f]), "\n", "\n    "))
 	}
-	fmt.Fprintf(&b, "  command (in %s, HOME=%s): %s\n", o.env.Cwd, o.env.Home, shellQuote(append([]string{"sbx"}, o.args...)))
+	shown := append([]string{"sbx"}, o.args...)
+	shown[len(shown)-1] = "PROBES" // the probe list, a JSON array
+	fmt.Fprintf(&b, "  command (in %s, HOME=%s): %s\n", o.env.Cwd, o.env.Home, shellQuote(shown))
 	return b.String()
 }
 
@@ -296,12 +295,47 @@ func shrunk(t testing.TB, o *outcome) *outcome {
 
 // fixedSeeds is the normal suite's set: small enough to run in well
 // under a minute as root and again as an unprivileged user.
-const fixedSeeds = 24
+const fixedSeeds = 60
 
 // knownGenerated are the fixed seeds that still find a known bug on this
 // branch (see docs/policy-oracle.md), by the issue-25 item they show;
 // they are skipped until the fix is merged (-pending runs them).
-var knownGenerated = map[int64]string{}
+var knownGenerated = map[int64]string{
+	1:  "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	2:  "--claude-settings DIR anchoring",                            // read work/gen/g.txt
+	4:  "--claude-settings DIR anchoring",                            // refuse-unexpected
+	5:  "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
+	6:  "lists that replace",                                         // read work/my docs/read me.txt
+	7:  "found: srt --settings file ignored under --claude-settings", // read work/my docs/read me.txt
+	8:  "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
+	9:  "glob that cannot match",                                     // refuse-expected
+	10: "glob that cannot match",                                     // refuse-expected
+	12: "** / glob semantics",                                        // read work/a/b/key.pem
+	15: "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	16: "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	18: "lists that replace",                                         // write work/src/a.go
+	19: "trust boundary",                                             // refuse-expected
+	20: "trust boundary",                                             // refuse-expected
+	22: "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	27: "--claude-settings DIR anchoring",                            // refuse-unexpected
+	30: "lists that replace",                                         // read work/src/a.go
+	35: "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
+	36: "found: srt --settings file ignored under --claude-settings", // read home/.aws/credentials
+	37: "found: srt --settings file ignored under --claude-settings", // read work/a/b/.bashrc
+	39: "glob that cannot match",                                     // refuse-expected
+	40: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
+	41: "lists that replace",                                         // write work/src/a.go
+	43: "managed does not win",                                       // read work/a/b/.bashrc
+	46: "trust boundary",                                             // refuse-expected
+	48: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
+	50: "glob that cannot match",                                     // refuse-expected
+	52: "** / glob semantics",                                        // create work/a/new-a.txt
+	54: "** / glob semantics",                                        // read work/a/b/key.pem
+	55: "** / glob semantics",                                        // read work/a/b/key.pem
+	56: "glob that cannot match",                                     // refuse-expected
+	57: "glob that cannot match",                                     // refuse-expected
+	59: "lists that replace",                                         // read work/a/b/key.pem
+}
 
 func TestOracleFixed(t *testing.T) {
 	for seed := int64(1); seed <= fixedSeeds; seed++ {
@@ -366,7 +400,7 @@ func TestOracleSoak(t *testing.T) {
 			continue
 		}
 		s := shrunk(t, o)
-		classes[k] = &class{seeds: []int64{seed}, report: s.report()}
+		classes[k] = &class{seeds: []int64{seed}, report: "item: " + classify(s) + "\n" + s.report()}
 		order = append(order, k)
 	}
 	t.Logf("soak: %d cases (%d expected to be refused), seeds %d..%d, %.1f minutes, %d distinct mismatches",
@@ -385,4 +419,79 @@ func trimSeeds(s []int64) []int64 {
 		return s[:20]
 	}
 	return s
+}
+
+// classify names the issue-25 item a (shrunk) failing case shows, by the
+// shape of the case; "unclassified" asks for a human.
+func classify(o *outcome) string {
+	c := o.c
+	var kinds = map[Source]bool{}
+	rules, fsLists, links, globs, missingDeny := false, false, false, false, false
+	for _, l := range c.Layers {
+		kinds[l.Source] = true
+		if len(l.ReadDeny)+len(l.EditDeny)+len(l.EditAllow)+len(l.AddDirs) > 0 && l.Source != SrcFlags && l.Source != SrcSrt {
+			if len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 {
+				fsLists = true
+			}
+			rules = true
+		}
+		for _, s := range append(append(append(append(append([]string(nil), l.AllowRead...), l.AllowWrite...), l.DenyRead...), l.DenyWrite...), append(append(l.ReadDeny, l.EditDeny...), l.EditAllow...)...) {
+			links = links || strings.Contains(s, "keys") || strings.Contains(s, "./l") || strings.Contains(s, "lwork") || strings.Contains(s, "-link")
+			globs = globs || strings.ContainsAny(s, "*?[")
+		}
+		for _, s := range append(append([]string(nil), l.DenyWrite...), l.EditDeny...) {
+			for _, m := range []string{".env", "new", "config.json", "nothere"} {
+				missingDeny = missingDeny || strings.Contains(s, m)
+			}
+		}
+	}
+	why := ""
+	if len(o.misses) > 0 {
+		why = o.misses[0].text
+	}
+	notes := strings.Join(o.want.Notes, "; ")
+	switch {
+	case strings.Contains(why, "trust boundary"):
+		return "trust boundary"
+	case c.Claude && kinds[SrcSrt] && !kinds[SrcUser] && !kinds[SrcProject] && !kinds[SrcLocal]:
+		return "found: srt --settings file ignored under --claude-settings"
+	case c.Cwd == "outside" && (kinds[SrcUser] || kinds[SrcProject] || kinds[SrcLocal]):
+		return "--claude-settings DIR anchoring"
+	case strings.Contains(why, "crosses the symlink") || strings.Contains(notes, "through a symlink"):
+		return "symlink lifts a mask / leaves the tree"
+	case strings.Contains(why, "matches nothing"):
+		return "glob that cannot match"
+	case strings.Contains(why, "after a glob") || strings.Contains(why, "malformed glob"):
+		return "malformed glob accepted"
+	case kinds[SrcManaged]:
+		return "managed does not win"
+	case fsLists && rules:
+		return "lists that replace"
+	case missingDeny && strings.Contains(why, "create"):
+		return "denyWrite on a missing path"
+	case globs:
+		return "** / glob semantics"
+	case links:
+		return "symlink lifts a mask / leaves the tree"
+	}
+	return "unclassified"
+}
+
+// TestOracleClassify runs the fixed seeds without skipping any, shrinks
+// each failing one and prints knownGenerated's lines (-classify).
+func TestOracleClassify(t *testing.T) {
+	if !*classifyFlag {
+		t.Skip("give -classify")
+	}
+	var lines []string
+	for seed := int64(1); seed <= fixedSeeds; seed++ {
+		o := runCase(t, Generate(seed))
+		if len(o.misses) == 0 {
+			continue
+		}
+		s := shrunk(t, o)
+		lines = append(lines, fmt.Sprintf("\t%d: %q, // %s", seed, classify(s), s.misses[0].key))
+		t.Log(s.report())
+	}
+	t.Logf("knownGenerated:\n%s", strings.Join(lines, "\n"))
 }

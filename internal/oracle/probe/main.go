@@ -3,7 +3,7 @@
 // as JSON on stdout. It changes nothing but what a write or create probe
 // writes (a line appended, a new empty file).
 //
-// Usage: probe SPEC.json, where SPEC.json is a JSON array of
+// Usage: probe SPEC, where SPEC is (a file holding) a JSON array of
 // {"op": "read"|"write"|"create"|"list", "path": "/abs/path"}.
 package main
 
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -35,10 +36,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: probe SPEC.json")
 		os.Exit(2)
 	}
-	data, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "probe:", err)
-		os.Exit(2)
+	// The spec is inline JSON (so that no file has to be visible in the
+	// sandbox), or a file's name.
+	data := []byte(os.Args[1])
+	if !strings.HasPrefix(os.Args[1], "[") {
+		var err error
+		if data, err = os.ReadFile(os.Args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(2)
+		}
 	}
 	var probes []Probe
 	if err := json.Unmarshal(data, &probes); err != nil {
