@@ -461,3 +461,21 @@ var malformed = []Layer{
 }
 
 func pickMalformed(r *rand.Rand) Layer { return malformed[r.Intn(len(malformed))] }
+
+// GenerateSrt draws an srt-format case from seed: Generate's case with
+// the lists of its flags and srt layers folded into one srt settings file
+// (what srt reads: filesystem.allowRead, denyRead, allowWrite, denyWrite).
+func GenerateSrt(seed int64) *Case {
+	g := Generate(seed)
+	l := Layer{Source: SrcSrt}
+	for _, x := range g.Layers {
+		if x.Raw != "" || (x.Source != SrcFlags && x.Source != SrcSrt) {
+			continue
+		}
+		l.AllowRead = append(l.AllowRead, x.AllowRead...)
+		l.DenyRead = append(l.DenyRead, x.DenyRead...)
+		l.AllowWrite = append(l.AllowWrite, x.AllowWrite...)
+		l.DenyWrite = append(l.DenyWrite, x.DenyWrite...)
+	}
+	return &Case{Seed: seed, Extra: g.Extra, Layers: []Layer{l}}
+}

@@ -92,6 +92,7 @@ type outcome struct {
 	want    Expect
 	got     map[Probe]result
 	misses  []miss
+	probes  []Probe
 	files   map[string]string // settings file -> text
 	caseDir string
 }
@@ -123,6 +124,7 @@ func runCase(t testing.TB, c *Case) *outcome {
 		o.files[f] = string(b)
 	}
 	probes := Probes(c, env)
+	o.probes = probes
 	o.want = Model(c, env, probes)
 	spec, _ := json.Marshal(probes)
 	o.args = append(Args(c, env), "--", probeBin, string(spec))
@@ -178,7 +180,7 @@ func (o *outcome) compare(probes []Probe) {
 	lines := strings.Split(strings.TrimRight(o.stderr, "\n"), "\n")
 	if o.want.Refuse != "" {
 		if o.code != 125 || len(lines) != 1 || o.stdout != "" {
-			o.misses = append(o.misses, miss{"refuse-expected", fmt.Sprintf("want exit 125 with one line (%s); got exit %d, %d stderr line(s), stdout %d bytes: %q",
+			o.misses = append(o.misses, miss{"refuse-expected: " + refuseTag(o.want.Refuse), fmt.Sprintf("want exit 125 with one line (%s); got exit %d, %d stderr line(s), stdout %d bytes: %q",
 				o.want.Refuse, o.code, len(lines), len(o.stdout), firstLines(o.stderr, 3))})
 		}
 		return
@@ -213,6 +215,17 @@ func (o *outcome) compare(probes []Probe) {
 		o.misses = append(o.misses, miss{p.Op + " " + o.rel(p.Path), fmt.Sprintf("%s %s: model says %s (%s), sbx %s%s",
 			p.Op, o.rel(p.Path), verb[want], o.want.Why[p], verb[got.OK], errSuffix(got.Err))})
 	}
+}
+
+// refuseTag is the kind of a refusal the model expects, for grouping.
+func refuseTag(why string) string {
+	for _, tag := range []string{"trust boundary", "crosses the symlink", "matches nothing", "malformed layer",
+		"after a glob", "malformed glob", "does not exist", "protected name"} {
+		if strings.Contains(why, tag) {
+			return tag
+		}
+	}
+	return "other"
 }
 
 func errSuffix(e string) string {
