@@ -114,6 +114,13 @@ var issue25 = []named{
 	{"found/srt-settings-with-claude-settings", Case{Claude: true, Layers: []Layer{{Source: SrcSrt, DenyRead: []string{"./secret"}}}},
 		[]Probe{p("read", "work/secret/key")}},
 
+	// Found by the oracle: a writable root inside another is searched
+	// for protected names only from the outer one when the outer one is
+	// listed first, so a/b/c/.bashrc (depth 3 below ./a) stays writable
+	// with --allow-write . --allow-write ./a, not with the reverse order.
+	{"found/nested-writable-root-search-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{".", "./a"}}}},
+		[]Probe{p("write", "work/a/b/c/.bashrc"), p("write", "work/a/b/.bashrc"), p("write", "work/a/key.pem")}},
+
 	// Guards that pass today: the documented behaviour the fixes must keep.
 	{"keep/protected-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
 		[]Probe{p("write", "work/a/b/.bashrc"), p("write", "work/a/b/c/.bashrc"), p("write", "work/.git/hooks/pre-commit"),
@@ -155,6 +162,7 @@ var pendingFix = map[string]string{
 	"paths/edit-deny-missing-under-edit-allow":              "denyWrite at creation (paths)",
 	"paths/claude-settings-dir-anchors-rules":               "--claude-settings DIR anchoring (paths)",
 	"paths/claude-settings-dir-anchors-sandbox-paths":       "--claude-settings DIR anchoring (paths)",
+	"found/nested-writable-root-search-depth":               "protected names searched from every writable root (ns/protectedOps; not in issue 25)",
 	"found/srt-settings-with-claude-settings":               "srt file read as Claude Code's under --claude-settings (not in issue 25; compose?)",
 }
 

@@ -179,6 +179,7 @@ type model struct {
 	// fuzzyList are directories whose listing the model does not judge.
 	fuzzyList []string
 	lastReach string // why the last reach failed
+	fileRoot  string // the directory of the layer being read
 }
 
 func (m *model) refuseIf(cond bool, format string, a ...any) {
@@ -254,6 +255,9 @@ func (m *model) build(c *Case) {
 			disabledNonManaged = disabledNonManaged || l.Disabled
 		}
 		managed := l.Source == SrcManaged
+		// A Claude Code file's "/x" rules are relative to its project
+		// root: the directory holding .claude/, else the file's own.
+		m.fileRoot = filepath.Dir(env.Files[i])
 		for _, s := range l.AllowRead {
 			for _, g := range m.expand(s, l, false, managed, "allowRead "+s) {
 				if !managed && managedReadOnly {
@@ -434,9 +438,12 @@ func (m *model) anchor(s string, l Layer, rule bool) (abs string, anyDepth bool)
 		case strings.HasPrefix(s, "~/"):
 			return filepath.Join(env.Home, s[2:]), false
 		case strings.HasPrefix(s, "/"):
-			root := env.Dir
-			if l.Source == SrcUser {
+			root := m.fileRoot
+			switch l.Source {
+			case SrcUser:
 				root = env.Home
+			case SrcProject, SrcLocal:
+				root = env.Dir
 			}
 			return filepath.Join(root, s[1:]), false
 		case strings.HasPrefix(s, "./"):

@@ -314,39 +314,39 @@ const fixedSeeds = 60
 // branch (see docs/policy-oracle.md), by the issue-25 item they show;
 // they are skipped until the fix is merged (-pending runs them).
 var knownGenerated = map[int64]string{
-	1:  "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	1:  "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
 	2:  "--claude-settings DIR anchoring",                            // read work/gen/g.txt
 	4:  "--claude-settings DIR anchoring",                            // refuse-unexpected
 	5:  "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
 	6:  "lists that replace",                                         // read work/my docs/read me.txt
 	7:  "found: srt --settings file ignored under --claude-settings", // read work/my docs/read me.txt
 	8:  "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
-	9:  "glob that cannot match",                                     // refuse-expected
-	10: "glob that cannot match",                                     // refuse-expected
+	9:  "glob that cannot match",                                     // refuse-expected: matches nothing
+	10: "glob that cannot match",                                     // refuse-expected: matches nothing
 	12: "** / glob semantics",                                        // read work/a/b/key.pem
-	15: "symlink lifts a mask / leaves the tree",                     // refuse-expected
-	16: "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	15: "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
+	16: "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
 	18: "lists that replace",                                         // write work/src/a.go
-	19: "trust boundary",                                             // refuse-expected
-	20: "trust boundary",                                             // refuse-expected
-	22: "symlink lifts a mask / leaves the tree",                     // refuse-expected
+	19: "trust boundary",                                             // refuse-expected: trust boundary
+	20: "trust boundary",                                             // refuse-expected: trust boundary
+	22: "glob that cannot match",                                     // refuse-expected: matches nothing
 	27: "--claude-settings DIR anchoring",                            // refuse-unexpected
 	30: "lists that replace",                                         // read work/src/a.go
 	35: "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
 	36: "found: srt --settings file ignored under --claude-settings", // read home/.aws/credentials
 	37: "found: srt --settings file ignored under --claude-settings", // read work/a/b/.bashrc
-	39: "glob that cannot match",                                     // refuse-expected
+	39: "glob that cannot match",                                     // refuse-expected: matches nothing
 	40: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
 	41: "lists that replace",                                         // write work/src/a.go
 	43: "managed does not win",                                       // read work/a/b/.bashrc
-	46: "trust boundary",                                             // refuse-expected
+	46: "trust boundary",                                             // refuse-expected: trust boundary
 	48: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
-	50: "glob that cannot match",                                     // refuse-expected
+	50: "glob that cannot match",                                     // refuse-expected: matches nothing
 	52: "** / glob semantics",                                        // create work/a/new-a.txt
 	54: "** / glob semantics",                                        // read work/a/b/key.pem
 	55: "** / glob semantics",                                        // read work/a/b/key.pem
-	56: "glob that cannot match",                                     // refuse-expected
-	57: "glob that cannot match",                                     // refuse-expected
+	56: "glob that cannot match",                                     // refuse-expected: matches nothing
+	57: "glob that cannot match",                                     // refuse-expected: matches nothing
 	59: "lists that replace",                                         // read work/a/b/key.pem
 }
 
@@ -441,6 +441,11 @@ func classify(o *outcome) string {
 	var kinds = map[Source]bool{}
 	rules, fsLists, links, globs, missingDeny := false, false, false, false, false
 	for _, l := range c.Layers {
+		if l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal {
+			if len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite)+len(l.ReadDeny)+len(l.EditDeny)+len(l.EditAllow)+len(l.AddDirs) == 0 && !l.Disabled && !l.IgnoreViolations && l.Raw == "" {
+				continue // an empty scope file (kept for the path it adds)
+			}
+		}
 		kinds[l.Source] = true
 		if len(l.ReadDeny)+len(l.EditDeny)+len(l.EditAllow)+len(l.AddDirs) > 0 && l.Source != SrcFlags && l.Source != SrcSrt {
 			if len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 {
@@ -474,8 +479,11 @@ func classify(o *outcome) string {
 		return "symlink lifts a mask / leaves the tree"
 	case strings.Contains(why, "matches nothing"):
 		return "glob that cannot match"
-	case strings.Contains(why, "after a glob") || strings.Contains(why, "malformed glob"):
+	case strings.Contains(why, "after a glob") || strings.Contains(why, "malformed glob") ||
+		(strings.Contains(why, "malformed layer") && len(c.Layers) == 1 && strings.Contains(c.Layers[0].Raw, "..")):
 		return "malformed glob accepted"
+	case strings.Contains(why, "protected name") && len(c.Layers) == 1 && len(c.Layers[0].AllowWrite) > 1:
+		return "found: nested writable root searched from the outer one"
 	case kinds[SrcManaged]:
 		return "managed does not win"
 	case fsLists && rules:
