@@ -543,11 +543,12 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 	return out
 }
 
-// expandDir anchors an additionalDirectories entry (no globs).
+// expandDir anchors an additionalDirectories entry (no globs). Like a
+// permission rule, a missing or refused one is skipped with a note.
 func (m *model) expandDir(s string, managed bool, what string) []grant {
 	abs, _ := m.anchor(s, Layer{Source: SrcFlags}, false)
 	r, ok := resolve(abs)
-	return []grant{{lit: abs, real: r, exists: ok, soft: false, managed: managed, what: what}}
+	return []grant{{lit: abs, real: r, exists: ok, soft: true, managed: managed, what: what}}
 }
 
 // walkMatch lists the paths below base matching pat component by
