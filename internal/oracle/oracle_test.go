@@ -489,7 +489,7 @@ func classify(o *outcome) string {
 	case strings.Contains(why, "after a glob") || strings.Contains(why, "malformed glob") ||
 		(strings.Contains(why, "malformed layer") && len(c.Layers) == 1 && strings.Contains(c.Layers[0].Raw, "..")):
 		return "malformed glob accepted"
-	case strings.Contains(why, "protected name") && len(c.Layers) == 1 && len(c.Layers[0].AllowWrite) > 1:
+	case strings.Contains(why, "protected name") && strings.HasSuffix(why, "sbx allowed") && allowWrites(c) > 1:
 		return "found: nested writable root searched from the outer one"
 	case kinds[SrcManaged]:
 		return "managed does not win"
@@ -503,6 +503,15 @@ func classify(o *outcome) string {
 		return "symlink lifts a mask / leaves the tree"
 	}
 	return "unclassified"
+}
+
+// allowWrites counts c's allowWrite entries.
+func allowWrites(c *Case) int {
+	n := 0
+	for _, l := range c.Layers {
+		n += len(l.AllowWrite)
+	}
+	return n
 }
 
 // TestOracleClassify runs the fixed seeds without skipping any, shrinks
