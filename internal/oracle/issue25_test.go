@@ -1,0 +1,211 @@
+//go:build linux
+
+package oracle
+
+import (
+	"strings"
+	"testing"
+)
+
+// named is one fixed oracle case for an item of issue 25: the layers, the
+// probes that show the item, and the model's answer is the expectation.
+type named struct {
+	name   string
+	c      Case
+	probes []Probe // relative to the tree
+}
+
+func p(op, path string) Probe { return Probe{Op: op, Path: path} }
+
+// issue25 lists every filesystem item of issue 25 (and what the oracle
+// found beyond it) as a fixed case. The network, secrets and discard
+// items have named tests of their own in the packages that fix them.
+var issue25 = []named{
+	// Lists that replace instead of adding up.
+	{"lists/read-deny-rule-beside-denyRead", Case{Layers: []Layer{{Source: SrcClaude,
+		ReadDeny: []string{"./secret/**"}, DenyRead: []string{"~/.aws/credentials"}}}},
+		[]Probe{p("read", "work/secret/key"), p("read", "home/.aws/credentials"), p("read", "work/src/a.go")}},
+	{"lists/edit-deny-rule-beside-allowWrite", Case{Layers: []Layer{{Source: SrcClaude,
+		EditDeny: []string{"./src/**"}, AllowWrite: []string{"."}}}},
+		[]Probe{p("write", "work/src/a.go"), p("write", "work/README.md")}},
+	{"lists/edit-deny-rule-beside-denyWrite", Case{Layers: []Layer{{Source: SrcClaude,
+		EditDeny: []string{"./src/**"}, AllowWrite: []string{"."}, DenyWrite: []string{"./gen"}}}},
+		[]Probe{p("write", "work/src/a.go"), p("write", "work/gen/g.txt"), p("write", "work/README.md")}},
+	{"lists/edit-allow-rule-beside-allowWrite", Case{Layers: []Layer{{Source: SrcClaude,
+		EditAllow: []string{"./gen/**"}, AllowWrite: []string{"./src"}}}},
+		[]Probe{p("write", "work/gen/g.txt"), p("write", "work/src/a.go"), p("write", "work/README.md")}},
+	{"lists/additionalDirectories-beside-allowWrite", Case{Layers: []Layer{{Source: SrcClaude,
+		AddDirs: []string{"./gen"}, AllowWrite: []string{"./src"}}}},
+		[]Probe{p("write", "work/gen/g.txt"), p("write", "work/src/a.go")}},
+	{"lists/scope-read-deny-rule-beside-denyRead", Case{Claude: true, Layers: []Layer{{Source: SrcProject,
+		ReadDeny: []string{"./secret/**"}, DenyRead: []string{"./gen"}}}},
+		[]Probe{p("read", "work/secret/key"), p("read", "work/gen/g.txt")}},
+
+	// Managed settings that do not win.
+	{"managed/disabled-elsewhere-keeps-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcSrt, Disabled: true},
+		{Source: SrcManaged, DenyRead: []string{"@T/work/secret"}}}},
+		[]Probe{p("read", "work/secret/key"), p("read", "work/src/a.go")}},
+	{"managed/allow-write-flag-inside-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcFlags, AllowWrite: []string{"./a/b"}},
+		{Source: SrcManaged, DenyRead: []string{"@T/work/a"}}}},
+		[]Probe{p("read", "work/a/b/key.pem"), p("write", "work/a/b/key.pem")}},
+	{"managed/edit-allow-inside-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcClaude, EditAllow: []string{"./a/b/**"}},
+		{Source: SrcManaged, DenyRead: []string{"@T/work/a"}}}},
+		[]Probe{p("read", "work/a/b/key.pem"), p("write", "work/a/b/key.pem")}},
+	{"managed/additionalDirectories-inside-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcClaude, AddDirs: []string{"./a/b"}},
+		{Source: SrcManaged, DenyRead: []string{"@T/work/a"}}}},
+		[]Probe{p("read", "work/a/b/key.pem"), p("write", "work/a/b/key.pem")}},
+	{"managed/preset-inside-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcFlags, Presets: []string{"go"}},
+		{Source: SrcManaged, DenyRead: []string{"@T/tool"}}}},
+		[]Probe{p("read", "tool/gocache/c.txt"), p("write", "tool/gocache/c.txt")}},
+	{"managed/allow-read-inside-managed-denyRead", Case{Layers: []Layer{
+		{Source: SrcFlags, AllowRead: []string{"./secret/key"}},
+		{Source: SrcManaged, DenyRead: []string{"@T/work/secret"}}}},
+		[]Probe{p("read", "work/secret/key")}},
+
+	// Files from the checkout trusted for everything.
+	{"trust/project-scope-ignoreViolations", Case{Claude: true, Layers: []Layer{{Source: SrcProject, IgnoreViolations: true}}}, nil},
+	{"trust/settings-in-tree-disabled", Case{Layers: []Layer{{Source: SrcSrt, InTree: true, Disabled: true}}}, nil},
+	{"trust/project-scope-credentials-inject", Case{Claude: true, Layers: []Layer{{Source: SrcProject,
+		Raw: `{"sandbox": {"network": {"allowedDomains": ["example.test"]}, "credentials": {"envVars": [{"name": "GITHUB_TOKEN", "mode": "mask", "injectHosts": ["example.test"]}], "allowPlaintextInject": true}}}`}}}, nil},
+	{"trust/settings-out-of-tree-disabled-runs", Case{Layers: []Layer{{Source: SrcSrt, Disabled: true}}},
+		[]Probe{p("read", "home/.ssh/id_rsa")}},
+
+	// Paths that do not mean what they say.
+	{"paths/allow-read-symlink-to-ssh", Case{Layers: []Layer{{Source: SrcFlags, AllowRead: []string{"./lssh"}}}},
+		[]Probe{p("read", "work/lssh/id_rsa")}},
+	{"paths/reads-declared-allow-read-symlink-to-ssh", Case{Layers: []Layer{{Source: SrcFlags, AllowRead: []string{"./lssh"}, ReadsDeclared: true}}},
+		[]Probe{p("read", "work/lssh/id_rsa")}},
+	{"paths/allow-write-symlink-to-autostart", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"./lauto"}}}},
+		[]Probe{p("create", "work/lauto/evil.desktop")}},
+	{"paths/allow-read-home-symlink-to-ssh", Case{Layers: []Layer{{Source: SrcFlags, AllowRead: []string{"~/keys"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa"), p("read", "home/keys/id_rsa")}},
+	{"paths/allow-write-home-symlink-to-key", Case{Layers: []Layer{{Source: SrcSrt, AllowWrite: []string{"~/keys/id_rsa"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa"), p("write", "home/.ssh/id_rsa")}},
+	{"paths/allow-read-literal-mask-reopens", Case{Layers: []Layer{{Source: SrcFlags, AllowRead: []string{"~/.ssh"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa"), p("read", "home/.aws/credentials")}},
+	{"paths/glob-allow-read-through-symlink", Case{Layers: []Layer{{Source: SrcSrt, AllowRead: []string{"./s?c/**"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa"), p("read", "work/src/lkey")}},
+	{"paths/double-star-depth-flag", Case{Layers: []Layer{{Source: SrcFlags, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/key.pem"), p("read", "work/a/key.pem"), p("read", "work/a/b/key.pem"), p("read", "work/a/b/c/key.pem"), p("read", "work/README.md")}},
+	{"paths/double-star-depth-srt-denyWrite", Case{Layers: []Layer{{Source: SrcSrt, AllowWrite: []string{"."}, DenyWrite: []string{"./**/*.pem"}}}},
+		[]Probe{p("write", "work/key.pem"), p("write", "work/a/b/key.pem"), p("write", "work/README.md")}},
+	{"paths/unmatched-glob-beside-literal-file", Case{Layers: []Layer{{Source: SrcFlags, DenyRead: []string{"./secrets[prod]"}}}}, nil},
+	{"paths/malformed-glob", Case{Layers: []Layer{{Source: SrcFlags, DenyRead: []string{"./a[b"}}}}, nil},
+	{"paths/deny-write-missing-path", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyWrite: []string{"./.env"}}}},
+		[]Probe{p("create", "work/.env"), p("create", "work/new.txt")}},
+	{"paths/edit-deny-missing-under-edit-allow", Case{Layers: []Layer{{Source: SrcClaude,
+		EditAllow: []string{"./a/**"}, EditDeny: []string{"./a/config.json"}}}},
+		[]Probe{p("create", "work/a/config.json"), p("create", "work/a/other.json")}},
+	{"paths/claude-settings-dir-anchors-rules", Case{Claude: true, Cwd: "outside", Layers: []Layer{{Source: SrcProject,
+		ReadDeny: []string{"./secret/**"}}}},
+		[]Probe{p("read", "work/secret/key")}},
+	{"paths/claude-settings-dir-anchors-sandbox-paths", Case{Claude: true, Cwd: "outside", Layers: []Layer{{Source: SrcProject,
+		AllowWrite: []string{"./gen"}}}},
+		[]Probe{p("write", "work/gen/g.txt")}},
+
+	// Found by the oracle: an srt-shaped --settings file next to
+	// --claude-settings is read as a Claude Code file, and its top-level
+	// "filesystem" and "network" are ignored (a note in --dry-run only).
+	{"found/srt-settings-with-claude-settings", Case{Claude: true, Layers: []Layer{{Source: SrcSrt, DenyRead: []string{"./secret"}}}},
+		[]Probe{p("read", "work/secret/key")}},
+
+	// Found by the oracle: a writable root inside another is searched
+	// for protected names only from the outer one when the outer one is
+	// listed first, so a/b/c/.bashrc (depth 3 below ./a) stays writable
+	// with --allow-write . --allow-write ./a, not with the reverse order.
+	{"found/nested-writable-root-search-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{".", "./a"}}}},
+		[]Probe{p("write", "work/a/b/c/.bashrc"), p("write", "work/a/b/.bashrc"), p("write", "work/a/key.pem")}},
+
+	// Guards that pass today: the documented behaviour the fixes must keep.
+	{"keep/protected-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
+		[]Probe{p("write", "work/a/b/.bashrc"), p("write", "work/a/b/c/.bashrc"), p("write", "work/.git/hooks/pre-commit"),
+			p("write", "work/.git/config"), p("create", "work/.bashrc"), p("create", "work/.vscode/tasks.json"), p("write", "work/README.md")}},
+	{"keep/mask-inside-writable", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"~"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa"), p("write", "home/notes.txt"), p("write", "home/.bashrc"), p("create", "home/.profile")}},
+	{"keep/allow-write-equal-to-denyRead-stays-hidden", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"./secret"}, DenyRead: []string{"./secret"}}}},
+		[]Probe{p("read", "work/secret/key"), p("write", "work/secret/key")}},
+}
+
+// pendingFix are the named cases that fail on this branch today, by the
+// fix they wait for; -pending runs them anyway. Remove an entry once its
+// fix is merged.
+var pendingFix = map[string]string{
+	"lists/read-deny-rule-beside-denyRead":                  "lists that replace (compose)",
+	"lists/edit-deny-rule-beside-denyWrite":                 "lists that replace (compose)",
+	"lists/edit-allow-rule-beside-allowWrite":               "lists that replace (compose)",
+	"lists/additionalDirectories-beside-allowWrite":         "lists that replace (compose)",
+	"lists/scope-read-deny-rule-beside-denyRead":            "lists that replace (compose)",
+	"managed/disabled-elsewhere-keeps-managed-denyRead":     "managed wins (compose)",
+	"managed/allow-write-flag-inside-managed-denyRead":      "managed wins (compose)",
+	"managed/edit-allow-inside-managed-denyRead":            "managed wins (compose)",
+	"managed/additionalDirectories-inside-managed-denyRead": "managed wins (compose)",
+	"managed/preset-inside-managed-denyRead":                "managed wins (compose)",
+	"managed/allow-read-inside-managed-denyRead":            "managed wins (compose)",
+	"trust/project-scope-ignoreViolations":                  "trust boundary (compose)",
+	"trust/settings-in-tree-disabled":                       "trust boundary (compose)",
+	"trust/project-scope-credentials-inject":                "trust boundary (compose)",
+	"paths/allow-read-symlink-to-ssh":                       "symlinks out of the working tree (paths)",
+	"paths/reads-declared-allow-read-symlink-to-ssh":        "symlinks out of the working tree (paths)",
+	"paths/allow-write-symlink-to-autostart":                "symlinks out of the working tree (paths)",
+	"paths/allow-read-home-symlink-to-ssh":                  "masks win over symlinked allows (paths)",
+	"paths/allow-write-home-symlink-to-key":                 "masks win over symlinked allows (paths)",
+	"paths/glob-allow-read-through-symlink":                 "masks win over symlinked allows (paths)",
+	"paths/double-star-depth-flag":                          "gitignore globs everywhere (paths)",
+	"paths/double-star-depth-srt-denyWrite":                 "gitignore globs everywhere (paths)",
+	"paths/unmatched-glob-beside-literal-file":              "a glob that cannot match (paths)",
+	"paths/deny-write-missing-path":                         "denyWrite at creation (paths)",
+	"paths/edit-deny-missing-under-edit-allow":              "denyWrite at creation (paths)",
+	"paths/claude-settings-dir-anchors-rules":               "--claude-settings DIR anchoring (paths)",
+	"paths/claude-settings-dir-anchors-sandbox-paths":       "--claude-settings DIR anchoring (paths)",
+	"found/nested-writable-root-search-depth":               "protected names searched from every writable root (ns/protectedOps; not in issue 25)",
+	"found/srt-settings-with-claude-settings":               "srt file read as Claude Code's under --claude-settings (not in issue 25; compose?)",
+}
+
+func TestOracleIssue25(t *testing.T) {
+	for _, n := range issue25 {
+		t.Run(n.name, func(t *testing.T) {
+			if why, ok := pendingFix[n.name]; ok && !*pending {
+				t.Skip("pending fix: " + why)
+			}
+			c := n.c
+			c.Name = n.name
+			c.Probes = n.probes
+			o := runCase(t, &c)
+			if o.want.Refuse == "" && len(n.probes) > 0 && len(o.want.OK) == 0 {
+				t.Fatalf("the model has no answer for any probe")
+			}
+			if len(o.misses) > 0 {
+				t.Error(o.report())
+			}
+		})
+	}
+}
+
+// TestOracleMalformed: every malformed layer the generator draws makes
+// sbx exit 125 with one line on stderr, and run nothing.
+func TestOracleMalformed(t *testing.T) {
+	for _, l := range malformed {
+		t.Run(strings.ReplaceAll(string(l.Source)+" "+l.Raw, "/", "_"), func(t *testing.T) {
+			if why, ok := pendingMalformed[l.Raw]; ok && !*pending {
+				t.Skip("pending fix: " + why)
+			}
+			o := runCase(t, &Case{Layers: []Layer{l}})
+			if o.want.Refuse == "" {
+				t.Fatal("the model does not refuse a malformed layer")
+			}
+			if len(o.misses) > 0 {
+				t.Error(o.report())
+			}
+		})
+	}
+}
+
+// pendingMalformed are the malformed layers sbx still runs on this branch.
+var pendingMalformed = map[string]string{
+	`--deny-read ./*/../secret`: "\"..\" after a glob is exit 125 (paths)",
+}

@@ -1,0 +1,920 @@
+// Package oracle is sbx's policy oracle: a small reference model of the
+// documented policy semantics (README "Policy semantics", "Strict reads",
+// "Claude Code settings", and the target semantics of issue 25), a seeded
+// generator of layered policies over a generated tree, a shrinker, and
+// (in the tests) one sbx run per case whose probe results are compared
+// with the model.
+//
+// The model is written from the documentation, not from sbx's code: it
+// never calls package policy. It reads the generated tree (lstat,
+// readlink) to resolve symlinks and expand globs, as the documented
+// semantics say sbx does at start-up.
+package oracle
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Source says where a layer comes from.
+type Source string
+
+// The sources a layer can come from.
+const (
+	SrcFlags   Source = "flags"   // command-line flags
+	SrcSrt     Source = "srt"     // --settings FILE in srt's shape
+	SrcClaude  Source = "claude"  // --settings FILE in Claude Code's shape
+	SrcUser    Source = "user"    // ~/.claude/settings.json (with --claude-settings)
+	SrcProject Source = "project" // DIR/.claude/settings.json
+	SrcLocal   Source = "local"   // DIR/.claude/settings.local.json
+	SrcManaged Source = "managed" // --managed-settings FILE (Claude Code's shape)
+)
+
+// Layer is one source of policy. Path texts are as a user writes them;
+// "@T" stands for the generated tree's root (an absolute path).
+type Layer struct {
+	Source Source `json:"source"`
+	// InTree: a --settings file kept in the working directory (the
+	// repository's, not the user's: the trust boundary).
+	InTree bool `json:"inTree,omitempty"`
+
+	// srt filesystem / sandbox.filesystem / flags lists.
+	AllowRead  []string `json:"allowRead,omitempty"`
+	DenyRead   []string `json:"denyRead,omitempty"`
+	AllowWrite []string `json:"allowWrite,omitempty"`
+	DenyWrite  []string `json:"denyWrite,omitempty"`
+
+	// Claude Code permission rules: the pattern inside Read(…) / Edit(…),
+	// and additionalDirectories.
+	ReadDeny  []string `json:"readDeny,omitempty"`
+	EditDeny  []string `json:"editDeny,omitempty"`
+	EditAllow []string `json:"editAllow,omitempty"`
+	AddDirs   []string `json:"addDirs,omitempty"`
+
+	Disabled         bool     `json:"disabled,omitempty"`         // filesystem.disabled: true
+	IgnoreViolations bool     `json:"ignoreViolations,omitempty"` // ignoreViolations: {"*": ["/"]}
+	ManagedReadOnly  bool     `json:"managedReadOnly,omitempty"`  // allowManagedReadPathsOnly (managed only)
+	Presets          []string `json:"presets,omitempty"`          // --preset (flags only)
+	ReadsDeclared    bool     `json:"readsDeclared,omitempty"`    // --reads declared (flags only)
+
+	// Raw, when set, is a malformed layer: the file's whole text (for
+	// flags: one extra argument list, space-separated), which must make
+	// sbx exit 125 with one line.
+	Raw string `json:"raw,omitempty"`
+}
+
+// Case is one oracle case: extra tree nodes over the base tree, the
+// layers, and how sbx is called.
+type Case struct {
+	Name   string  `json:"name,omitempty"`
+	Seed   int64   `json:"seed"`
+	Extra  []Node  `json:"extra,omitempty"`
+	Layers []Layer `json:"layers"`
+	// Cwd is the working directory, relative to the tree: "work"
+	// (default) or "outside" (then --claude-settings names ../work).
+	Cwd string `json:"cwd,omitempty"`
+	// Claude: pass --claude-settings (DIR = the "work" directory).
+	Claude bool `json:"claude,omitempty"`
+	// Probes, when set, replaces the generated probe list (relative to
+	// the tree root).
+	Probes []Probe `json:"probes,omitempty"`
+}
+
+// Node is one entry of the generated tree, relative to its root.
+type Node struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"` // "dir", "file" or "link"
+	// Target is a link's text (relative, or "@T/…" for absolute).
+	Target string `json:"target,omitempty"`
+}
+
+// Probe is one access the probe binary tries.
+type Probe struct {
+	Op   string `json:"op"` // read, write, create, list
+	Path string `json:"path"`
+}
+
+// Expect is the model's answer for one case.
+type Expect struct {
+	// Refuse is non-empty when sbx must exit 125 with one line and run
+	// nothing; it says why.
+	Refuse string
+	// OK maps each probe (absolute path) to whether it must succeed;
+	// a probe missing here is not checked (the model has no answer).
+	OK map[Probe]bool
+	// Why explains each answer (for mismatch reports).
+	Why map[Probe]string
+	// Notes are the model's own notes (entries dropped and why).
+	Notes []string
+}
+
+// Env is where a materialized case lives.
+type Env struct {
+	T    string // the tree's root (real, absolute)
+	Home string // HOME (T/home)
+	Cwd  string // the working directory
+	Dir  string // the --claude-settings DIR (T/work)
+	// Files maps a layer index to its settings file (absolute).
+	Files map[int]string
+}
+
+// BuiltinMasks are the documented "~/" credential locations
+// (README "Policy semantics", policy.DefaultDenyRead), copied here as the
+// documentation states them.
+var BuiltinMasks = []string{
+	".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube",
+	".docker/config.json", ".netrc", ".git-credentials", ".npmrc", ".pypirc",
+	".config/gh", ".config/hub", ".cargo/credentials", ".cargo/credentials.toml",
+	".gem/credentials", ".terraform.d/credentials.tfrc.json", ".vault-token",
+	".password-store", ".local/share/keyrings", ".config/op", ".claude/.credentials.json",
+}
+
+// protName is a protected name: read-only inside writable places.
+type protName struct {
+	comps      []string
+	onlyIfFile bool
+}
+
+// protectedNames as the README lists them; .git/config unless allowGitConfig
+// (never set by the generator).
+var protectedNames = func() []protName {
+	var out []protName
+	for _, n := range []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
+		".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude/commands", ".claude/agents",
+		".git/hooks", ".git/config"} {
+		out = append(out, protName{comps: strings.Split(n, "/")})
+	}
+	return append(out, protName{comps: []string{".git"}, onlyIfFile: true})
+}()
+
+// searchDepth is mandatoryDenySearchDepth's default.
+const searchDepth = 3
+
+// grant is one allow entry after anchoring and glob expansion.
+type grant struct {
+	lit, real string
+	exists    bool
+	soft      bool // from a Claude permission rule or a glob: skipped (noted) instead of refused
+	managed   bool
+	what      string
+}
+
+// model holds one case's resolved policy.
+type model struct {
+	env      Env
+	notes    []string
+	refuse   string
+	disabled bool
+	declared bool
+	reads    []grant  // allowRead kept
+	writes   []grant  // writable roots kept
+	denyR    []string // existing denyRead paths (real), built-in masks included
+	denyW    []string // denyWrite paths (real)
+	pinW     []string // first missing component of each missing denyWrite
+	// fuzzyList are directories whose listing the model does not judge.
+	fuzzyList []string
+	lastReach string // why the last reach failed
+	fileRoot  string // the directory of the layer being read
+}
+
+func (m *model) refuseIf(cond bool, format string, a ...any) {
+	if cond && m.refuse == "" {
+		m.refuse = fmt.Sprintf(format, a...)
+	}
+}
+
+// Model computes what sbx must allow for c, materialized in env, for each
+// of probes.
+func Model(c *Case, env Env, probes []Probe) Expect {
+	m := &model{env: env}
+	m.build(c)
+	e := Expect{Refuse: m.refuse, OK: map[Probe]bool{}, Why: map[Probe]string{}, Notes: m.notes}
+	if m.refuse != "" {
+		return e
+	}
+	for _, p := range probes {
+		ok, why, known := m.access(p)
+		if known {
+			e.OK[p], e.Why[p] = ok, why
+		}
+	}
+	return e
+}
+
+// build resolves the layers into the model's lists.
+func (m *model) build(c *Case) {
+	env := m.env
+	var managedDeny []string
+	managedFS, managedReadOnly := false, false
+	for _, l := range c.Layers {
+		if l.Source == SrcManaged {
+			managedFS = managedFS || len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 || l.Disabled || l.ManagedReadOnly
+			managedReadOnly = managedReadOnly || l.ManagedReadOnly
+		}
+	}
+	// Managed denyRead first: it decides which other grants survive.
+	for _, l := range c.Layers {
+		if l.Source != SrcManaged || l.Raw != "" {
+			continue
+		}
+		for _, s := range l.DenyRead {
+			for _, g := range m.expand(s, l, false, false, "managed denyRead") {
+				managedDeny = append(managedDeny, g.real)
+			}
+		}
+		for _, s := range l.ReadDeny {
+			for _, g := range m.expand(s, l, true, false, "managed Read() deny") {
+				managedDeny = append(managedDeny, g.real)
+			}
+		}
+	}
+	var rawReads, rawWrites []grant
+	var denyR, denyW []string
+	disabledNonManaged, disabledManaged := false, false
+	for i, l := range c.Layers {
+		if !c.Claude && (l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal) {
+			continue // scope files are read only with --claude-settings
+		}
+		if l.Raw != "" {
+			m.refuseIf(true, "malformed layer %d (%s)", i, l.Source)
+			continue
+		}
+		inTree := l.Source == SrcProject || l.Source == SrcLocal || (l.InTree && (l.Source == SrcSrt || l.Source == SrcClaude))
+		if inTree {
+			m.refuseIf(l.Disabled, "trust boundary: %s layer in the working tree sets filesystem.disabled", l.Source)
+			m.refuseIf(l.IgnoreViolations, "trust boundary: %s layer in the working tree sets ignoreViolations", l.Source)
+		}
+		if l.Source == SrcManaged {
+			disabledManaged = disabledManaged || l.Disabled
+		} else {
+			disabledNonManaged = disabledNonManaged || l.Disabled
+		}
+		managed := l.Source == SrcManaged
+		// A Claude Code file's "/x" rules are relative to its project
+		// root: the directory holding .claude/, else the file's own.
+		m.fileRoot = filepath.Dir(env.Files[i])
+		for _, s := range l.AllowRead {
+			for _, g := range m.expand(s, l, false, managed, "allowRead "+s) {
+				if !managed && managedReadOnly {
+					m.notes = append(m.notes, "allowManagedReadPathsOnly drops "+g.what)
+					continue
+				}
+				rawReads = append(rawReads, g)
+			}
+		}
+		for _, s := range l.AllowWrite {
+			for _, g := range m.expand(s, l, false, managed, "allowWrite "+s) {
+				rawWrites = append(rawWrites, g)
+			}
+		}
+		for _, s := range l.EditAllow {
+			for _, g := range m.expand(s, l, true, managed, "Edit("+s+") allow") {
+				rawWrites = append(rawWrites, g)
+			}
+		}
+		for _, s := range l.AddDirs {
+			for _, g := range m.expandDir(s, managed, "additionalDirectories "+s) {
+				rawWrites = append(rawWrites, g)
+			}
+		}
+		for _, name := range l.Presets {
+			if name == "go" {
+				for _, d := range []string{"tool/gocache", "tool/gomod", "tool/gopath/pkg/sumdb"} {
+					p := filepath.Join(env.T, d)
+					rawWrites = append(rawWrites, grant{lit: p, real: p, exists: true, managed: managed, what: "preset go " + d})
+				}
+			}
+		}
+		if l.ReadsDeclared {
+			m.declared = true
+		}
+		for _, s := range l.DenyRead {
+			for _, g := range m.expand(s, l, false, managed, "denyRead "+s) {
+				denyR = append(denyR, g.real)
+			}
+		}
+		for _, s := range l.ReadDeny {
+			for _, g := range m.expand(s, l, true, managed, "Read("+s+") deny") {
+				denyR = append(denyR, g.real)
+			}
+		}
+		for _, s := range l.DenyWrite {
+			for _, g := range m.expand(s, l, false, managed, "denyWrite "+s) {
+				denyW = append(denyW, g.real)
+			}
+		}
+		for _, s := range l.EditDeny {
+			for _, g := range m.expand(s, l, true, managed, "Edit("+s+") deny") {
+				denyW = append(denyW, g.real)
+			}
+		}
+	}
+	m.disabled = disabledManaged || (disabledNonManaged && !managedFS)
+	if disabledNonManaged && managedFS && !disabledManaged {
+		m.notes = append(m.notes, "a non-managed filesystem.disabled is ignored: the managed layer sets filesystem keys")
+	}
+
+	// Built-in masks, under HOME.
+	var masks []string // literal (= real: HOME is real)
+	for _, b := range BuiltinMasks {
+		masks = append(masks, filepath.Join(env.Home, b))
+	}
+	inMask := func(p string) string {
+		for _, k := range masks {
+			if within(p, k) {
+				return k
+			}
+		}
+		return ""
+	}
+	// Grants: refuse or skip the ones that cross a symlink out of the
+	// working tree, drop the ones that reach a mask through a symlink or
+	// lie in a managed denyRead.
+	keep := func(gs []grant, write bool) []grant {
+		var out []grant
+		for _, g := range gs {
+			if write && !g.exists && !g.soft {
+				m.refuseIf(true, "%s: %s does not exist", g.what, g.real)
+				continue
+			}
+			if link, target := m.crossesOut(g.lit); link != "" {
+				if g.soft {
+					m.notes = append(m.notes, fmt.Sprintf("%s skipped: crosses the symlink %s -> %s out of the working tree", g.what, link, target))
+					continue
+				}
+				m.refuseIf(true, "%s crosses the symlink %s -> %s out of the working tree", g.what, link, target)
+				continue
+			}
+			if k := inMask(g.real); k != "" && !within(g.lit, k) {
+				m.notes = append(m.notes, fmt.Sprintf("%s dropped: reaches the credential mask %s through a symlink", g.what, k))
+				continue
+			}
+			if !g.managed && withinAny(g.real, managedDeny) {
+				m.notes = append(m.notes, fmt.Sprintf("%s dropped: inside a managed denyRead", g.what))
+				continue
+			}
+			if write {
+				if !g.exists {
+					if g.soft {
+						m.notes = append(m.notes, g.what+" skipped: does not exist")
+						continue
+					}
+					m.refuseIf(true, "%s: %s does not exist", g.what, g.real)
+					continue
+				}
+				if pn := protectedRoot(g.real); pn != "" {
+					if g.soft {
+						m.notes = append(m.notes, g.what+" skipped: would make the protected name "+pn+" writable")
+						continue
+					}
+					m.refuseIf(true, "%s would make the protected name %s writable", g.what, pn)
+					continue
+				}
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	m.reads = keep(rawReads, false)
+	m.writes = keep(rawWrites, true)
+
+	// Masks: an allowRead whose literal path is the mask lifts it.
+	for _, k := range masks {
+		lifted := false
+		for _, g := range m.reads {
+			lifted = lifted || g.lit == k
+		}
+		if !lifted && exists(k) {
+			m.denyR = append(m.denyR, k)
+		}
+	}
+	for _, d := range denyR {
+		if exists(d) {
+			m.denyR = append(m.denyR, d)
+		}
+	}
+	if m.declared {
+		m.denyR = append(m.denyR, "/")
+	}
+	m.denyW = denyW
+	// A writable root inside a denyWrite entry is no writable root: it
+	// neither takes writes nor re-opens reading.
+	var roots []grant
+	for _, g := range m.writes {
+		if withinAny(g.real, denyW) {
+			m.notes = append(m.notes, g.what+": inside a denyWrite entry, not writable")
+			continue
+		}
+		roots = append(roots, g)
+	}
+	m.writes = roots
+	for _, d := range denyW {
+		if !exists(d) {
+			m.pinW = append(m.pinW, firstMissing(d))
+		}
+	}
+}
+
+// anchor turns an entry's text into an absolute path. rule: the text is a
+// Claude Code permission pattern (whose forms differ).
+func (m *model) anchor(s string, l Layer, rule bool) (abs string, anyDepth bool) {
+	env := m.env
+	s = strings.ReplaceAll(s, "@T", env.T)
+	base := env.Cwd
+	if l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal {
+		base = env.Dir // --claude-settings DIR anchors the scopes' relative paths
+	}
+	if rule {
+		switch {
+		case strings.HasPrefix(s, "//"):
+			return filepath.Clean(s[1:]), false
+		case s == "~":
+			return env.Home, false
+		case strings.HasPrefix(s, "~/"):
+			return filepath.Join(env.Home, s[2:]), false
+		case strings.HasPrefix(s, "/"):
+			root := m.fileRoot
+			switch l.Source {
+			case SrcUser:
+				root = env.Home
+			case SrcProject, SrcLocal:
+				root = env.Dir
+			}
+			return filepath.Join(root, s[1:]), false
+		case strings.HasPrefix(s, "./"):
+			return filepath.Join(base, s[2:]), false
+		}
+		t := strings.TrimSuffix(s, "/")
+		return filepath.Join(base, s), !strings.Contains(t, "/") && t != "**" && t != "." && t != ".."
+	}
+	switch {
+	case s == "~":
+		return env.Home, false
+	case strings.HasPrefix(s, "~/"):
+		return filepath.Join(env.Home, s[2:]), false
+	case filepath.IsAbs(s):
+		return filepath.Clean(s), false
+	}
+	return filepath.Join(base, s), false
+}
+
+// expand anchors s, expands its glob (gitignore semantics: * and ? in one
+// component, [..] classes, ** zero or more directories, a trailing /**
+// everything inside), and resolves each result through symlinks.
+func (m *model) expand(s string, l Layer, rule, managed bool, what string) []grant {
+	raw := strings.ReplaceAll(s, "@T", m.env.T)
+	dirOnly := strings.HasSuffix(raw, "/") && raw != "/"
+	abs, anyDepth := m.anchor(s, l, rule)
+	soft := rule
+	if !hasGlob(abs) {
+		real, ok := resolve(abs)
+		if dirOnly && ok && !isDir(real) {
+			return nil
+		}
+		gs := []grant{{lit: abs, real: real, exists: ok, soft: soft, managed: managed, what: what}}
+		if anyDepth { // a bare name matches at any depth too
+			for _, p := range walkMatch(filepath.Dir(abs), []string{"**", filepath.Base(abs)}, dirOnly) {
+				if p != abs {
+					r, ok := resolve(p)
+					gs = append(gs, grant{lit: p, real: r, exists: ok, soft: true, managed: managed, what: what + " match " + p})
+				}
+			}
+		}
+		return gs
+	}
+	// Split into the glob-free base and the pattern below it.
+	comps := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	k := 0
+	for k < len(comps) && !hasGlob(comps[k]) {
+		k++
+	}
+	pat := comps[k:]
+	for i, c := range pat {
+		if c == ".." {
+			m.refuseIf(true, "%s: \"..\" after a glob", what)
+			return nil
+		}
+		if _, err := path.Match(c, ""); err != nil {
+			m.refuseIf(true, "%s: malformed glob %q", what, c)
+			return nil
+		}
+		_ = i
+	}
+	if anyDepth {
+		pat = append([]string{"**"}, pat...)
+	}
+	base := "/" + strings.Join(comps[:k], "/")
+	inside := pat[len(pat)-1] == "**"
+	var out []grant
+	if inside && len(pat) == 1 {
+		// "dir/**": the directory itself, everything inside. Whether
+		// the directory itself may still be listed, the docs do not
+		// say ("everything inside" / "the directory itself").
+		r, ok := resolve(base)
+		if ok && isDir(r) {
+			m.fuzzyList = append(m.fuzzyList, r)
+			out = append(out, grant{lit: base, real: r, exists: true, soft: true, managed: managed, what: what})
+		}
+		return out
+	}
+	if inside {
+		pat = pat[:len(pat)-1]
+	}
+	matches := walkMatch(base, pat, dirOnly || inside)
+	if inside {
+		m.fuzzyList = append(m.fuzzyList, matches...)
+	}
+	for _, p := range matches {
+		r, ok := resolve(p)
+		out = append(out, grant{lit: p, real: r, exists: ok, soft: true, managed: managed, what: what + " match " + p})
+	}
+	if len(matches) == 0 && (strings.HasPrefix(what, "deny") || strings.Contains(what, "deny")) {
+		// A deny glob that matches nothing while the file its literal
+		// text names exists: the user meant that file.
+		if _, err := os.Lstat(abs); err == nil {
+			m.refuseIf(true, "%s matches nothing, but %s exists: write it literally", what, abs)
+		}
+	}
+	return out
+}
+
+// expandDir anchors an additionalDirectories entry (no globs). Like a
+// permission rule, a missing or refused one is skipped with a note.
+func (m *model) expandDir(s string, managed bool, what string) []grant {
+	abs, _ := m.anchor(s, Layer{Source: SrcFlags}, false)
+	r, ok := resolve(abs)
+	return []grant{{lit: abs, real: r, exists: ok, soft: true, managed: managed, what: what}}
+}
+
+// walkMatch lists the paths below base matching pat component by
+// component ("**" = zero or more directories), without descending into
+// symlinks; a matched directory is not descended into.
+func walkMatch(base string, pat []string, dirOnly bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(dir string, pat []string)
+	walk = func(dir string, pat []string) {
+		if len(pat) == 0 {
+			return
+		}
+		if pat[0] == "**" {
+			walk(dir, pat[1:]) // zero directories
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+					walk(filepath.Join(dir, e.Name()), pat) // one more
+				}
+			}
+			return
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			ok, _ := path.Match(pat[0], e.Name())
+			if !ok {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if len(pat) == 1 {
+				if dirOnly && !isDir(p) {
+					continue
+				}
+				if !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+				continue
+			}
+			if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+				walk(p, pat[1:])
+			}
+		}
+	}
+	walk(base, pat)
+	sort.Strings(out)
+	return out
+}
+
+// crossesOut names a symlink on lit's way that lies inside the working
+// tree (the working directory or the --claude-settings DIR) and points
+// outside it.
+func (m *model) crossesOut(lit string) (link, target string) {
+	cur := "/"
+	for _, c := range strings.Split(strings.TrimPrefix(lit, "/"), "/") {
+		if c == "" {
+			continue
+		}
+		next := filepath.Join(cur, c)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", ""
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			real, ok := resolve(next)
+			for _, tree := range []string{m.env.Cwd, m.env.Dir} {
+				if within(next, tree) && !within(real, tree) {
+					return next, real
+				}
+			}
+			if !ok {
+				return "", ""
+			}
+			cur = real
+			continue
+		}
+		cur = next
+	}
+	return "", ""
+}
+
+// access answers one probe: ok, why, and whether the model knows.
+func (m *model) access(p Probe) (bool, string, bool) {
+	if m.disabled {
+		return true, "filesystem.disabled", true
+	}
+	switch p.Op {
+	case "read", "list":
+		real, ok := m.reach(p.Path)
+		if !ok {
+			return false, m.lastReach, true
+		}
+		if p.Op == "list" && slices.Contains(m.fuzzyList, real) {
+			return false, "", false
+		}
+		if m.declared && p.Op == "list" && (real == m.env.Cwd || m.onTheWay(real)) {
+			return false, "", false // an empty directory on the way: the docs do not say
+		}
+		v, why := m.visible(real)
+		return v, why, true
+	case "write":
+		real, ok := m.reach(p.Path)
+		if !ok {
+			return false, m.lastReach, true
+		}
+		return m.writable(real, false)
+	case "create":
+		parent, ok := m.reach(filepath.Dir(p.Path))
+		if !ok {
+			return false, "parent: " + m.lastReach, true
+		}
+		target := filepath.Join(parent, filepath.Base(p.Path))
+		if _, err := os.Lstat(target); err == nil {
+			return false, "", false
+		}
+		if v, why := m.visible(parent); !v {
+			return false, "parent " + why, true
+		}
+		return m.writable(target, true)
+	}
+	return false, "", false
+}
+
+// reach resolves p as the kernel does in the sandbox's view, component
+// by component: a name inside a hidden directory is not there (a mask is
+// empty), unless a re-opened path lies at or below it (its mount point is
+// made on the way); a symlink is followed from where it lies.
+func (m *model) reach(p string) (string, bool) {
+	real, why := m.reachWhy(p)
+	m.lastReach = why
+	return real, why == ""
+}
+
+// reachWhy is reach, with the reason a path is not there ("" when it is).
+func (m *model) reachWhy(p string) (string, string) {
+	comps := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	cur := "/"
+	for hops := 0; len(comps) > 0; {
+		c := comps[0]
+		comps = comps[1:]
+		if c == "" || c == "." {
+			continue
+		}
+		if c == ".." {
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if v, why := m.visible(cur); !v && !m.boundBelow(next) {
+			return "", next + " is not there: " + why
+		}
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", next + " does not exist"
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", "too many symlinks"
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err.Error()
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(cur, target)
+		}
+		comps = append(strings.Split(strings.TrimPrefix(filepath.Clean(target), "/"), "/"), comps...)
+		cur = "/"
+	}
+	return cur, ""
+}
+
+// boundBelow: a re-opened path or writable root lies at or below p, so p
+// is there in the view even inside a mask.
+func (m *model) boundBelow(p string) bool {
+	for _, g := range append(append([]grant(nil), m.reads...), m.writes...) {
+		if within(g.real, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// onTheWay: real is a directory on the way to an allowed path under
+// --reads declared.
+func (m *model) onTheWay(real string) bool {
+	for _, g := range append(append([]grant(nil), m.reads...), m.writes...) {
+		if g.real != real && within(g.real, real) {
+			return true
+		}
+	}
+	return false
+}
+
+// visible: readable. The deepest existing denyRead entry holding real
+// hides it unless an allowRead or writable root strictly inside that
+// entry holds real.
+func (m *model) visible(real string) (bool, string) {
+	deepest := ""
+	for _, d := range m.denyR {
+		if within(real, d) && (deepest == "" || len(d) > len(deepest)) {
+			deepest = d
+		}
+	}
+	if deepest == "" {
+		return true, "no denyRead holds it"
+	}
+	for _, g := range append(append([]grant(nil), m.reads...), m.writes...) {
+		if g.real != deepest && within(g.real, deepest) && within(real, g.real) {
+			return true, fmt.Sprintf("%s re-opens it inside denyRead %s", g.what, deepest)
+		}
+	}
+	return false, "hidden by denyRead " + deepest
+}
+
+// writable: real (existing, or the path to create) may be written.
+func (m *model) writable(real string, creating bool) (bool, string, bool) {
+	root := ""
+	for _, g := range m.writes {
+		if within(real, g.real) {
+			root = g.what
+		}
+	}
+	if root == "" {
+		return false, "no writable root holds it", true
+	}
+	for _, d := range m.denyW {
+		if within(real, d) {
+			return false, "denyWrite " + d, true
+		}
+	}
+	if creating {
+		for _, d := range m.pinW {
+			if within(real, d) {
+				return false, "denyWrite pinned at " + d, true
+			}
+		}
+	}
+	if pn := m.protected(real); pn != "" {
+		return false, "protected name " + pn, true
+	}
+	if !creating {
+		if v, why := m.visible(real); !v {
+			return false, why, true
+		}
+	}
+	return true, "inside " + root, true
+}
+
+// protected names the protected name real is or lies in, as seen from any
+// writable root (and the working directory when it lies in one): existing
+// ones down to searchDepth components, missing ones pinned (at their first
+// missing component) directly in the root.
+func (m *model) protected(real string) string {
+	roots := []string{}
+	for _, g := range m.writes {
+		if within(m.env.Cwd, g.real) {
+			roots = append(roots, m.env.Cwd)
+		}
+		roots = append(roots, g.real)
+	}
+	for _, w := range roots {
+		if !within(real, w) || real == w {
+			continue
+		}
+		rel := strings.Split(strings.TrimPrefix(real, w+"/"), "/")
+		for _, pn := range protectedNames {
+			for i := range rel {
+				j := 0
+				for j < len(pn.comps) && i+j < len(rel) && rel[i+j] == pn.comps[j] {
+					j++
+				}
+				if j == 0 {
+					continue
+				}
+				prefix := filepath.Join(append([]string{w}, rel[:i+j]...)...)
+				switch {
+				case pn.onlyIfFile:
+					if exists(prefix) && !isDir(prefix) && i+1 <= searchDepth {
+						return ".git (a file)"
+					}
+				case j == len(pn.comps) && exists(prefix) && i+1 <= searchDepth:
+					return strings.Join(pn.comps, "/") // an existing one, found
+				case j == len(pn.comps) && i == 0 && !exists(prefix):
+					return strings.Join(pn.comps, "/") + " (missing: pinned)"
+				case i+j == len(rel) && i == 0 && !exists(prefix):
+					// real is the first missing component of a name
+					// whose rest would follow (.git of .git/hooks).
+					return strings.Join(pn.comps, "/") + " (missing: pinned at " + prefix + ")"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// protectedRoot names the protected name that a writable root at w would
+// expose: w is one, lies in one, or holds the rest of one (.git holds
+// hooks and config).
+func protectedRoot(w string) string {
+	comps := strings.Split(strings.TrimPrefix(w, "/"), "/")
+	for _, pn := range protectedNames {
+		if pn.onlyIfFile {
+			if comps[len(comps)-1] == ".git" && exists(w) && !isDir(w) {
+				return ".git"
+			}
+			continue
+		}
+		for i := range comps {
+			j := 0
+			for j < len(pn.comps) && i+j < len(comps) && comps[i+j] == pn.comps[j] {
+				j++
+			}
+			if j == len(pn.comps) || (j > 0 && i+j == len(comps)) {
+				return strings.Join(pn.comps, "/")
+			}
+		}
+	}
+	return ""
+}
+
+// resolve returns p with its symlinks resolved, and whether it exists; a
+// missing path is its longest existing prefix resolved plus the rest.
+func resolve(p string) (string, bool) {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r, true
+	}
+	dir, base := filepath.Dir(p), filepath.Base(p)
+	if dir == p {
+		return p, false
+	}
+	r, _ := resolve(dir)
+	return filepath.Join(r, base), false
+}
+
+// firstMissing is the first component of p (real) that does not exist.
+func firstMissing(p string) string {
+	for {
+		dir := filepath.Dir(p)
+		if dir == p || exists(dir) {
+			return p
+		}
+		p = dir
+	}
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func isDir(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// within: p is root or lies below it.
+func within(p, root string) bool {
+	return root == "/" || p == root || strings.HasPrefix(p, root+"/")
+}
+
+func withinAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
