@@ -252,7 +252,10 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 		// other half's rules.
 		return nil, &SettingsError{File: file, Problem: "mixes srt's top-level \"network\"/\"filesystem\" with Claude Code's \"sandbox\"/\"permissions\"; in a Claude Code file put them under \"sandbox\", or split the file"}
 	}
-	if hasSandbox || hasPerms || ctx.claude {
+	// A file with srt's top-level "network" or "filesystem" is srt's,
+	// also beside --claude-settings: read as Claude Code's, those keys
+	// would be ignored (they are not under "sandbox") and its rules lost.
+	if hasSandbox || hasPerms || (ctx.claude && !hasNet && !hasFS) {
 		// Claude Code shape: the sandbox object holds our keys, and the
 		// permission rules Read(…) and Edit(…) merge into the
 		// filesystem lists; the rest of the file is the harness's.
