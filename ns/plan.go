@@ -268,6 +268,14 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 	for _, w := range writable {
 		roots = append(roots, rootDir{w, w})
 	}
+	// Deeper roots first: a directory already walked is not walked again,
+	// and a root nested in another (--allow-write . --allow-write ./a)
+	// must be searched from its own level 0, not from wherever its
+	// parent's walk ran out of depth. What a deeper root's walk covers,
+	// it covers with more depth than any root above it would.
+	sort.SliceStable(roots, func(i, j int) bool {
+		return strings.Count(roots[i].dir, "/") > strings.Count(roots[j].dir, "/")
+	})
 	pinned := map[string]bool{}
 	pin := func(root, p string) {
 		for dir := filepath.Dir(p); dir != root && policy.Within(dir, root); dir = filepath.Dir(dir) {
