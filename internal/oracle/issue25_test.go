@@ -131,40 +131,10 @@ var issue25 = []named{
 		[]Probe{p("read", "work/secret/key"), p("write", "work/secret/key")}},
 }
 
-// pendingFix are the named cases that fail on this branch today, by the
-// fix they wait for; -pending runs them anyway. Remove an entry once its
-// fix is merged.
-var pendingFix = map[string]string{
-	"lists/read-deny-rule-beside-denyRead":                  "lists that replace (compose)",
-	"lists/edit-deny-rule-beside-denyWrite":                 "lists that replace (compose)",
-	"lists/edit-allow-rule-beside-allowWrite":               "lists that replace (compose)",
-	"lists/additionalDirectories-beside-allowWrite":         "lists that replace (compose)",
-	"lists/scope-read-deny-rule-beside-denyRead":            "lists that replace (compose)",
-	"managed/disabled-elsewhere-keeps-managed-denyRead":     "managed wins (compose)",
-	"managed/allow-write-flag-inside-managed-denyRead":      "managed wins (compose)",
-	"managed/edit-allow-inside-managed-denyRead":            "managed wins (compose)",
-	"managed/additionalDirectories-inside-managed-denyRead": "managed wins (compose)",
-	"managed/preset-inside-managed-denyRead":                "managed wins (compose)",
-	"managed/allow-read-inside-managed-denyRead":            "managed wins (compose)",
-	"trust/project-scope-ignoreViolations":                  "trust boundary (compose)",
-	"trust/settings-in-tree-disabled":                       "trust boundary (compose)",
-	"trust/project-scope-credentials-inject":                "trust boundary (compose)",
-	"paths/allow-read-symlink-to-ssh":                       "symlinks out of the working tree (paths)",
-	"paths/reads-declared-allow-read-symlink-to-ssh":        "symlinks out of the working tree (paths)",
-	"paths/allow-write-symlink-to-autostart":                "symlinks out of the working tree (paths)",
-	"paths/allow-read-home-symlink-to-ssh":                  "masks win over symlinked allows (paths)",
-	"paths/allow-write-home-symlink-to-key":                 "masks win over symlinked allows (paths)",
-	"paths/glob-allow-read-through-symlink":                 "masks win over symlinked allows (paths)",
-	"paths/double-star-depth-flag":                          "gitignore globs everywhere (paths)",
-	"paths/double-star-depth-srt-denyWrite":                 "gitignore globs everywhere (paths)",
-	"paths/unmatched-glob-beside-literal-file":              "a glob that cannot match (paths)",
-	"paths/deny-write-missing-path":                         "denyWrite at creation (paths)",
-	"paths/edit-deny-missing-under-edit-allow":              "denyWrite at creation (paths)",
-	"paths/claude-settings-dir-anchors-rules":               "--claude-settings DIR anchoring (paths)",
-	"paths/claude-settings-dir-anchors-sandbox-paths":       "--claude-settings DIR anchoring (paths)",
-	"found/nested-writable-root-search-depth":               "protected names searched from every writable root (ns/protectedOps; not in issue 25)",
-	"found/srt-settings-with-claude-settings":               "srt file read as Claude Code's under --claude-settings (not in issue 25; compose?)",
-}
+// pendingFix are named cases that wait for a fix, by the fix; -pending
+// runs them anyway. Empty: every issue-25 item and the two the oracle
+// found besides are fixed (an entry is added only with its issue).
+var pendingFix = map[string]string{}
 
 func TestOracleIssue25(t *testing.T) {
 	for _, n := range issue25 {
@@ -206,6 +176,4 @@ func TestOracleMalformed(t *testing.T) {
 }
 
 // pendingMalformed are the malformed layers sbx still runs on this branch.
-var pendingMalformed = map[string]string{
-	`--deny-read ./*/../secret`: "\"..\" after a glob is exit 125 (paths)",
-}
+var pendingMalformed = map[string]string{}

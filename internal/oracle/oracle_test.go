@@ -313,42 +313,7 @@ const fixedSeeds = 60
 // knownGenerated are the fixed seeds that still find a known bug on this
 // branch (see docs/policy-oracle.md), by the issue-25 item they show;
 // they are skipped until the fix is merged (-pending runs them).
-var knownGenerated = map[int64]string{
-	1:  "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
-	2:  "--claude-settings DIR anchoring",                            // read work/gen/g.txt
-	4:  "--claude-settings DIR anchoring",                            // refuse-unexpected
-	5:  "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
-	6:  "lists that replace",                                         // read work/my docs/read me.txt
-	7:  "found: srt --settings file ignored under --claude-settings", // read work/my docs/read me.txt
-	8:  "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
-	9:  "glob that cannot match",                                     // refuse-expected: matches nothing
-	10: "glob that cannot match",                                     // refuse-expected: matches nothing
-	12: "** / glob semantics",                                        // read work/a/b/key.pem
-	15: "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
-	16: "symlink lifts a mask / leaves the tree",                     // refuse-expected: crosses the symlink
-	18: "lists that replace",                                         // write work/src/a.go
-	19: "trust boundary",                                             // refuse-expected: trust boundary
-	20: "trust boundary",                                             // refuse-expected: trust boundary
-	22: "glob that cannot match",                                     // refuse-expected: matches nothing
-	27: "--claude-settings DIR anchoring",                            // refuse-unexpected
-	30: "lists that replace",                                         // read work/src/a.go
-	35: "found: srt --settings file ignored under --claude-settings", // read home/.ssh/id_rsa
-	36: "found: srt --settings file ignored under --claude-settings", // read home/.aws/credentials
-	37: "found: srt --settings file ignored under --claude-settings", // read work/a/b/.bashrc
-	39: "glob that cannot match",                                     // refuse-expected: matches nothing
-	40: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
-	41: "lists that replace",                                         // write work/src/a.go
-	43: "managed does not win",                                       // read work/a/b/.bashrc
-	46: "trust boundary",                                             // refuse-expected: trust boundary
-	48: "symlink lifts a mask / leaves the tree",                     // read home/.ssh/id_rsa
-	50: "glob that cannot match",                                     // refuse-expected: matches nothing
-	52: "** / glob semantics",                                        // create work/a/new-a.txt
-	54: "** / glob semantics",                                        // read work/a/b/key.pem
-	55: "** / glob semantics",                                        // read work/a/b/key.pem
-	56: "glob that cannot match",                                     // refuse-expected: matches nothing
-	57: "glob that cannot match",                                     // refuse-expected: matches nothing
-	59: "lists that replace",                                         // read work/a/b/key.pem
-}
+var knownGenerated = map[int64]string{}
 
 func TestOracleFixed(t *testing.T) {
 	for seed := int64(1); seed <= fixedSeeds; seed++ {
