@@ -215,10 +215,19 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		}
 	}
 	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
+	// Only a denyRead entry that exists is masked (a missing one has
+	// nothing to hide): a missing .env both denied reading and writing
+	// has no mask to stand in for its stub, so the stub stays.
+	var masked []string
+	for _, d := range fs.DenyRead {
+		if d == "/" || exists(d) {
+			masked = append(masked, d)
+		}
+	}
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, fs.DenyRead, fs.AllowRead, takesWrites, true) {
+		if !hidden(o.Path, masked, fs.AllowRead, takesWrites, true) {
 			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
 			plan.Ops = append(plan.Ops, o)
 		}
