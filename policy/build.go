@@ -230,7 +230,7 @@ func (b *builder) grants() error {
 	default:
 		return fmt.Errorf("--reads %q: use all (the default) or declared", in.Reads)
 	}
-	b.r.grants = newGrantLog(in.Cwd)
+	b.r.grants = newGrantLog(in.Cwd, claudeDir(in))
 	if p.Filesystem.AllowRead, err = m.resolve(b.r, "allowRead", b.allowRead, false); err != nil {
 		return err
 	}
@@ -1007,4 +1007,13 @@ func UndeclaredRegions(home, cwd string) []string {
 		out = append(out, real)
 	}
 	return dedupe(out)
+}
+
+// claudeDir is the --claude-settings DIR, a working tree of its own; ""
+// without --claude-settings.
+func claudeDir(in Input) string {
+	if !in.ClaudeSettings {
+		return ""
+	}
+	return in.ClaudeDir
 }

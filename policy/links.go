@@ -27,17 +27,26 @@ import (
 // grantLog records, while the grant lists are resolved, the literal
 // paths each resolved grant came from.
 type grantLog struct {
-	cwd string // the working directory, resolved
+	// trees are the working trees, resolved: the working directory and,
+	// with --claude-settings DIR, DIR.
+	trees []string
 	// lits maps a list's key, then a resolved path, to the literal
 	// (absolute, cleaned, unresolved) paths that gave it.
 	lits map[string]map[string][]string
 }
 
-func newGrantLog(cwd string) *grantLog {
-	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = real
+func newGrantLog(dirs ...string) *grantLog {
+	g := &grantLog{lits: map[string]map[string][]string{}}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		g.trees = append(g.trees, filepath.Clean(d))
 	}
-	return &grantLog{cwd: filepath.Clean(cwd), lits: map[string]map[string][]string{}}
+	return g
 }
 
 func (g *grantLog) record(key, real, lit string) {
@@ -85,8 +94,10 @@ func (g *grantLog) check(lit, real string) error {
 		if err != nil {
 			return nil
 		}
-		if Within(next, g.cwd) && !Within(target, g.cwd) {
-			return &linkOut{link: next, target: target}
+		for _, t := range g.trees {
+			if Within(next, t) && !Within(target, t) {
+				return &linkOut{link: next, target: target}
+			}
 		}
 		cur = target
 	}

@@ -121,6 +121,12 @@ var issue25 = []named{
 	{"found/nested-writable-root-search-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{".", "./a"}}}},
 		[]Probe{p("write", "work/a/b/c/.bashrc"), p("write", "work/a/b/.bashrc"), p("write", "work/a/key.pem")}},
 
+	// Found by the soak after the fixes were merged (seeds 3236, 1547, 1273).
+	{"found/claude-dir-link-out-of-tree", Case{Cwd: "outside", Claude: true, Layers: []Layer{{Source: SrcUser, AllowRead: []string{"./src/lkey"}}}},
+		[]Probe{p("read", "home/.ssh/id_rsa")}},
+	{"found/missing-path-denied-read-and-write", Case{Claude: true, Layers: []Layer{{Source: SrcUser, AllowWrite: []string{"."}}, {Source: SrcProject, ReadDeny: []string{"./.env"}, EditDeny: []string{"./.env"}}}},
+		[]Probe{p("create", "work/.env"), p("write", "work/src/a.go")}},
+
 	// Guards that pass today: the documented behaviour the fixes must keep.
 	{"keep/protected-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
 		[]Probe{p("write", "work/a/b/.bashrc"), p("write", "work/a/b/c/.bashrc"), p("write", "work/.git/hooks/pre-commit"),
