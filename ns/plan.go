@@ -146,8 +146,12 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		}
 		for _, d := range fs.DenyRead {
 			if a != d && policy.Within(a, d) && exists(a) {
+				// Bound from the host over its mask: writable only where a
+				// write would be allowed there anyway, never inside a
+				// protected name (the name's own read-only bind lies
+				// under the mask, which this bind pierces).
 				kind := OpRO
-				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) {
+				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) && !inProtectedName(a, writable, policy.ProtectedNames(fs.AllowGitConfig)) {
 					kind = OpRW
 				}
 				add(kind, a, false, "allowRead inside denyRead "+d)
@@ -680,4 +684,30 @@ func depth(p string) int { return strings.Count(p, "/") }
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// inProtectedName reports whether p, below the deepest of roots that
+// holds it, is a protected name or lies inside one, at any depth.
+func inProtectedName(p string, roots []string, names []policy.Protected) bool {
+	root := deepestRoot(p, roots)
+	if root == "" || root == p {
+		return false
+	}
+	rel := strings.TrimPrefix(p, root+"/")
+	if root == "/" {
+		rel = strings.TrimPrefix(p, "/")
+	}
+	comps := strings.Split(rel, "/")
+	for _, pn := range names {
+		if pn.OnlyIfFile {
+			continue // a .git file holds nothing
+		}
+		nc := strings.Split(pn.Name, "/")
+		for i := 0; i+len(nc) <= len(comps); i++ {
+			if slices.Equal(comps[i:i+len(nc)], nc) {
+				return true
+			}
+		}
+	}
+	return false
 }

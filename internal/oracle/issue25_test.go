@@ -127,6 +127,10 @@ var issue25 = []named{
 	{"found/missing-path-denied-read-and-write", Case{Claude: true, Layers: []Layer{{Source: SrcUser, AllowWrite: []string{"."}}, {Source: SrcProject, ReadDeny: []string{"./.env"}, EditDeny: []string{"./.env"}}}},
 		[]Probe{p("create", "work/.env"), p("write", "work/src/a.go")}},
 
+	{"found/allow-read-reopens-protected-name-writable", Case{Extra: []Node{{Path: "work/src/sub/.idea/f.txt", Kind: "file"}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, AllowRead: []string{"./src/**/*.txt"}, DenyRead: []string{"./s?c/**"}}}},
+		[]Probe{p("write", "work/src/sub/.idea/f.txt"), p("read", "work/src/sub/.idea/f.txt"), p("write", "work/src/sub/deep/x.txt")}},
+
 	// Guards that pass today: the documented behaviour the fixes must keep.
 	{"keep/protected-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
 		[]Probe{p("write", "work/a/b/.bashrc"), p("write", "work/a/b/c/.bashrc"), p("write", "work/.git/hooks/pre-commit"),
