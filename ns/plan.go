@@ -222,16 +222,24 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// Only a denyRead entry that exists is masked (a missing one has
 	// nothing to hide): a missing .env both denied reading and writing
 	// has no mask to stand in for its stub, so the stub stays.
-	var masked []string
+	// Likewise only an allowRead that exists pierces a mask (the allowRead
+	// ops above bind existing paths only): a stub under a mask that a
+	// missing allowRead names would have nowhere to be bound.
+	var masked, pierced []string
 	for _, d := range fs.DenyRead {
 		if d == "/" || exists(d) {
 			masked = append(masked, d)
 		}
 	}
+	for _, a := range fs.AllowRead {
+		if exists(a) {
+			pierced = append(pierced, a)
+		}
+	}
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, masked, fs.AllowRead, takesWrites, true) {
+		if !hidden(o.Path, masked, pierced, takesWrites, true) {
 			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
 			plan.Ops = append(plan.Ops, o)
 		}

@@ -131,6 +131,12 @@ var issue25 = []named{
 		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, AllowRead: []string{"./src/**/*.txt"}, DenyRead: []string{"./s?c/**"}}}},
 		[]Probe{p("write", "work/src/sub/.idea/f.txt"), p("read", "work/src/sub/.idea/f.txt"), p("write", "work/src/sub/deep/x.txt")}},
 
+	{"found/stub-under-a-mask-a-missing-allowRead-names", Case{Claude: true, Layers: []Layer{
+		{Source: SrcSrt, AllowRead: []string{"./a/config.json"}},
+		{Source: SrcUser, ReadDeny: []string{"./a/**"}, AddDirs: []string{"./a"}},
+		{Source: SrcProject, EditDeny: []string{"./a/config.json"}}}},
+		[]Probe{p("create", "work/a/config.json"), p("read", "work/src/a.go")}},
+
 	// Guards that pass today: the documented behaviour the fixes must keep.
 	{"keep/protected-depth", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
 		[]Probe{p("write", "work/a/b/.bashrc"), p("write", "work/a/b/c/.bashrc"), p("write", "work/.git/hooks/pre-commit"),
