@@ -180,6 +180,7 @@ type model struct {
 	fuzzyList []string
 	lastReach string // why the last reach failed
 	fileRoot  string // the directory of the layer being read
+	claude    bool   // --claude-settings: the managed layer anchors at DIR too
 }
 
 func (m *model) refuseIf(cond bool, format string, a ...any) {
@@ -209,7 +210,8 @@ func Model(c *Case, env Env, probes []Probe) Expect {
 // build resolves the layers into the model's lists.
 func (m *model) build(c *Case) {
 	env := m.env
-	var managedDeny []string
+	m.claude = c.Claude
+	var managedDeny, managedOpen []string
 	managedFS, managedReadOnly := false, false
 	for _, l := range c.Layers {
 		if l.Source == SrcManaged {
@@ -232,6 +234,28 @@ func (m *model) build(c *Case) {
 				managedDeny = append(managedDeny, g.real)
 			}
 		}
+		for _, s := range l.AllowRead {
+			for _, g := range m.expand(s, l, false, false, "managed allowRead") {
+				managedOpen = append(managedOpen, g.real)
+			}
+		}
+	}
+	// inManagedDeny: p lies in a managed denyRead and not in a managed
+	// allowRead carved out of it (the managed layer re-opened it itself).
+	inManagedDeny := func(p string) bool {
+		for _, d := range managedDeny {
+			if !within(p, d) {
+				continue
+			}
+			opened := false
+			for _, a := range managedOpen {
+				opened = opened || (a != d && within(a, d) && within(p, a))
+			}
+			if !opened {
+				return true
+			}
+		}
+		return false
 	}
 	var rawReads, rawWrites []grant
 	var denyR, denyW []string
@@ -278,7 +302,7 @@ func (m *model) build(c *Case) {
 			}
 		}
 		for _, s := range l.AddDirs {
-			for _, g := range m.expandDir(s, managed, "additionalDirectories "+s) {
+			for _, g := range m.expandDir(s, l, managed, "additionalDirectories "+s) {
 				rawWrites = append(rawWrites, g)
 			}
 		}
@@ -354,7 +378,7 @@ func (m *model) build(c *Case) {
 				m.notes = append(m.notes, fmt.Sprintf("%s dropped: reaches the credential mask %s through a symlink", g.what, k))
 				continue
 			}
-			if !g.managed && withinAny(g.real, managedDeny) {
+			if !g.managed && inManagedDeny(g.real) {
 				m.notes = append(m.notes, fmt.Sprintf("%s dropped: inside a managed denyRead", g.what))
 				continue
 			}
@@ -426,8 +450,8 @@ func (m *model) anchor(s string, l Layer, rule bool) (abs string, anyDepth bool)
 	env := m.env
 	s = strings.ReplaceAll(s, "@T", env.T)
 	base := env.Cwd
-	if l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal {
-		base = env.Dir // --claude-settings DIR anchors the scopes' relative paths
+	if l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal || (l.Source == SrcManaged && m.claude) {
+		base = env.Dir // --claude-settings DIR anchors the scopes' (and managed) relative paths
 	}
 	if rule {
 		switch {
@@ -545,8 +569,9 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 
 // expandDir anchors an additionalDirectories entry (no globs). Like a
 // permission rule, a missing or refused one is skipped with a note.
-func (m *model) expandDir(s string, managed bool, what string) []grant {
-	abs, _ := m.anchor(s, Layer{Source: SrcFlags}, false)
+func (m *model) expandDir(s string, l Layer, managed bool, what string) []grant {
+	// Anchored as the layer's other paths are: at DIR for Claude's scopes.
+	abs, _ := m.anchor(s, Layer{Source: l.Source}, false)
 	r, ok := resolve(abs)
 	return []grant{{lit: abs, real: r, exists: ok, soft: true, managed: managed, what: what}}
 }
