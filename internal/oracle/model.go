@@ -539,12 +539,14 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 		// "dir/**": the directory itself, everything inside. Whether
 		// the directory itself may still be listed, the docs do not
 		// say ("everything inside" / "the directory itself").
+		// It is the literal directory, as a pattern without globs is:
+		// a missing one is as a missing literal path (an allowWrite is
+		// refused, a denyWrite pinned, a rule skipped).
 		r, ok := resolve(base)
 		if ok && isDir(r) {
 			m.fuzzyList = append(m.fuzzyList, r)
-			out = append(out, grant{lit: base, real: r, exists: true, soft: true, managed: managed, what: what})
 		}
-		return out
+		return append(out, grant{lit: base, real: r, exists: ok, soft: rule, managed: managed, what: what})
 	}
 	if inside {
 		pat = pat[:len(pat)-1]
