@@ -51,6 +51,20 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 		s.Close()
 		s.Wait()
 	}()
+	// The link is a local pipe, not a network: no stale segment outlives
+	// a second, so TIME_WAIT is short and a new SYN may reuse it (clients
+	// that open many short connections would otherwise wait out SYN
+	// retransmissions on a port still in TIME_WAIT). SACK and receive
+	// buffer moderation as Linux has them.
+	tw := tcpip.TCPTimeWaitTimeoutOption(time.Second)
+	reuse := tcpip.TCPTimeWaitReuseGlobal
+	sack := tcpip.TCPSACKEnabled(true)
+	moderate := tcpip.TCPModerateReceiveBufferOption(true)
+	for _, opt := range []tcpip.SettableTransportProtocolOption{&tw, &reuse, &sack, &moderate} {
+		if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, opt); e != nil {
+			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
+		}
+	}
 	const nic = 1
 	if e := s.CreateNIC(nic, link); e != nil {
 		return fmt.Errorf("capture: create NIC: %v", e)

@@ -165,7 +165,7 @@ func TestTUNNamespaceChild(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
-		{"link", "set", "sbx0", "up"},
+		{"link", "set", "sbx0", "mtu", strconv.Itoa(DefaultMTU), "up"},
 		{"addr", "add", s4.String() + "/15", "dev", "sbx0"},
 		{"-6", "addr", "add", s6.String() + "/48", "dev", "sbx0", "nodad"},
 		{"route", "add", "default", "dev", "sbx0"},
