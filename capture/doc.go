@@ -62,8 +62,9 @@
 // UDP to any port but 53 is refused: the stack answers ICMP port
 // unreachable (the client sees ECONNREFUSED on a connected socket) and
 // one violation per destination is recorded (Proto "udp"). ICMP is never
-// forwarded; the stack has no ICMP transport endpoint, so nothing but its
-// own error messages leaves it.
+// forwarded; echo requests are dropped before the stack sees them (it
+// would answer an IPv6 ping to any address itself) with one violation per
+// destination (Proto "icmp"); ICMP errors pass, TCP and UDP use them.
 //
 // # Cost
 //

@@ -65,8 +65,10 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy),
+		refusedUDP: map[netip.AddrPort]bool{}, refusedICMP: map[netip.AddrPort]bool{}}
 	const nic = 1
-	if e := s.CreateNIC(nic, link); e != nil {
+	if e := s.CreateNIC(nic, newICMPFilter(link, sv)); e != nil {
 		return fmt.Errorf("capture: create NIC: %v", e)
 	}
 	// Every destination is ours: accept packets to any address and answer
@@ -81,7 +83,6 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 		{Destination: header4Any(), NIC: nic},
 		{Destination: header6Any(), NIC: nic},
 	})
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), refusedUDP: map[netip.AddrPort]bool{}}
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
 	dns := udp.NewForwarder(s, sv.dns)
@@ -112,8 +113,9 @@ type server struct {
 	res *Resolver
 	wg  sync.WaitGroup
 
-	mu         sync.Mutex
-	refusedUDP map[netip.AddrPort]bool
+	mu          sync.Mutex
+	refusedUDP  map[netip.AddrPort]bool
+	refusedICMP map[netip.AddrPort]bool
 }
 
 // host is the name dst was handed out for, or the literal address (which

@@ -144,7 +144,8 @@ func TestTUNNamespace(t *testing.T) {
 	for _, r := range rec.all() {
 		kinds = append(kinds, r.Proto+" "+r.Host+" "+r.Rule)
 	}
-	want := []string{"dns denied.localhost denied.localhost", "capture test.localhost sni-mismatch", "udp test.localhost protocol"}
+	want := []string{"dns denied.localhost denied.localhost", "capture test.localhost sni-mismatch", "udp test.localhost protocol",
+		"icmp test.localhost protocol", "icmp test.localhost protocol"}
 	if strings.Join(kinds, "; ") != strings.Join(want, "; ") {
 		t.Errorf("records:\n got %q\nwant %q", kinds, want)
 	}
@@ -245,4 +246,62 @@ func TestTUNNamespaceChild(t *testing.T) {
 		t.Errorf("UDP to 9999: %v, want ECONNREFUSED", err)
 	}
 	u.Close()
+
+	// A ping, twice, to each family's address: no reply (the stack would
+	// answer for any address), one record per address.
+	addrs6, _ := res.LookupNetIP(ctx, "ip6", "test.localhost")
+	for _, dst := range []netip.Addr{addrs[0], addrs6[0]} {
+		if reply := ping(t, dst); reply {
+			t.Errorf("ping %v was answered", dst)
+		}
+	}
+}
+
+// ping sends two ICMP echo requests to dst from a raw socket and reports
+// whether any reply came within a second.
+func ping(t *testing.T, dst netip.Addr) bool {
+	dst = dst.Unmap()
+	family, proto, typ := unix.AF_INET6, unix.IPPROTO_ICMPV6, byte(128)
+	var sa unix.Sockaddr = &unix.SockaddrInet6{Addr: dst.As16()}
+	if dst.Is4() {
+		family, proto, typ = unix.AF_INET, unix.IPPROTO_ICMP, 8
+		sa = &unix.SockaddrInet4{Addr: dst.As4()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
+	if err != nil {
+		t.Fatalf("raw socket: %v", err)
+	}
+	defer unix.Close(fd)
+	msg := []byte{typ, 0, 0, 0, 0x12, 0x34, 0, 1, 's', 'b', 'x'}
+	if !dst.Is6() { // the kernel sums ICMPv6 itself
+		var sum uint32
+		for i := 0; i+1 < len(msg); i += 2 {
+			sum += uint32(msg[i])<<8 | uint32(msg[i+1])
+		}
+		sum += uint32(msg[len(msg)-1]) << 8
+		for sum > 0xffff {
+			sum = sum>>16 + sum&0xffff
+		}
+		msg[2], msg[3] = byte(^sum>>8), byte(^sum)
+	}
+	for i := 0; i < 2; i++ {
+		if err := unix.Sendto(fd, msg, 0, sa); err != nil {
+			t.Fatalf("ping %v: %v", dst, err)
+		}
+	}
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 1})
+	buf := make([]byte, 1500)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return false
+		}
+		off := 0
+		if !dst.Is6() {
+			off = int(buf[0]&0x0f) * 4 // raw IPv4 sockets see the IP header
+		}
+		if n > off && (buf[off] == 0 || buf[off] == 129) { // echo reply
+			return true
+		}
+	}
 }
