@@ -47,9 +47,12 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
 	})
+	closed := false
 	defer func() {
-		s.Close()
-		s.Wait()
+		if !closed {
+			s.Close()
+			s.Wait()
+		}
 	}()
 	// The link is a local pipe, not a network: no stale segment outlives
 	// a second, so TIME_WAIT is short and a new SYN may reuse it (clients
@@ -67,6 +70,17 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	}
 	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy),
 		refusedUDP: map[netip.AddrPort]bool{}, refusedICMP: map[netip.AddrPort]bool{}}
+	// Handlers first: the device delivers packets as soon as the NIC exists.
+	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
+	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
+	dns := udp.NewForwarder(s, sv.dns)
+	s.SetTransportProtocolHandler(udp.ProtocolNumber, func(id stack.TransportEndpointID, pkt *stack.PacketBuffer) bool {
+		if id.LocalPort == 53 {
+			return dns.HandlePacket(id, pkt)
+		}
+		sv.refuseUDP(id)
+		return false // the stack answers ICMP port unreachable
+	})
 	const nic = 1
 	if e := s.CreateNIC(nic, newICMPFilter(link, sv)); e != nil {
 		return fmt.Errorf("capture: create NIC: %v", e)
@@ -83,17 +97,12 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 		{Destination: header4Any(), NIC: nic},
 		{Destination: header6Any(), NIC: nic},
 	})
-	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
-	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
-	dns := udp.NewForwarder(s, sv.dns)
-	s.SetTransportProtocolHandler(udp.ProtocolNumber, func(id stack.TransportEndpointID, pkt *stack.PacketBuffer) bool {
-		if id.LocalPort == 53 {
-			return dns.HandlePacket(id, pkt)
-		}
-		sv.refuseUDP(id)
-		return false // the stack answers ICMP port unreachable
-	})
 	<-ctx.Done()
+	// Closing the stack ends every captured connection; then their
+	// goroutines return.
+	closed = true
+	s.Close()
+	s.Wait()
 	sv.wg.Wait()
 	return nil
 }

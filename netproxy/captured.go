@@ -91,8 +91,11 @@ func (p *Proxy) ServeCaptured(c net.Conn, hostname string, port int) {
 	if h, err := canon(hostname); err == nil {
 		host = h.name
 	}
-	if p.mitm != nil && !p.mitm.excluded(hostname, port) {
-		// The client speaks TLS first here, as it would after a CONNECT.
+	if p.mitm != nil && port == 443 && !p.mitm.excluded(hostname, port) {
+		// Terminated as a CONNECT to name:443 would be. Only port 443: a
+		// CONNECT says the client means to tunnel, a captured connection
+		// to another port may be any protocol (SSH, a database) and is
+		// relayed opaquely, with the SNI check.
 		_ = c.SetReadDeadline(time.Now().Add(p.lim.readHeader))
 		early, d := p.sniff(c, host, port)
 		_ = c.SetReadDeadline(noDeadline)

@@ -218,3 +218,25 @@ func TestDecideName(t *testing.T) {
 		t.Errorf("with Ask, a denied name: %+v", d)
 	}
 }
+
+// TestServeCapturedTerminateOnly443: with TLS termination on, a captured
+// connection to another port than 443 is relayed opaquely, so a server
+// that speaks first (SSH, SMTP, a database) still works.
+func TestServeCapturedTerminateOnly443(t *testing.T) {
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, got := recordServer(t)
+	e := startProxy(t, Config{Allowed: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}, TLS: &TLSTerminate{CA: ca}}, nil)
+	defer e.close()
+	c, _ := captured(t, e, "allowed.test", port)
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "hello\n" {
+		t.Fatalf("greeting %q, %v", buf, err)
+	}
+	_, _ = io.WriteString(c, "SSH-2.0-x\r\n")
+	if _, err := io.ReadFull(c, make([]byte, 11)); err != nil || got() != "SSH-2.0-x\r\n" {
+		t.Fatalf("server read %q, %v", got(), err)
+	}
+}
