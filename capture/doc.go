@@ -48,7 +48,8 @@
 // netproxy's ServeCaptured as the name that address was handed out for,
 // at the port dialled: the same vetting as a CONNECT to name:port (deny
 // over allow, the address guard on the real resolved addresses, the
-// parent proxy, --ask-fd, credentials and TLS termination), the same
+// parent proxy, --ask-fd, and for port 443 credentials and TLS
+// termination; other ports are relayed opaquely), the same
 // violations (Proto "capture"). The upstream is always that name at that
 // port, never anything taken from the payload. A TLS ClientHello whose
 // server name differs from the name is refused with a violation (rule
