@@ -12,9 +12,13 @@ import (
 type Policy interface {
 	// DecideName: may the name be resolved at all (any port)?
 	DecideName(name string) netproxy.Decision
-	// ServeCaptured vets and serves a captured TCP connection as a
-	// CONNECT to hostname:port, and closes it.
-	ServeCaptured(c net.Conn, hostname string, port int)
+	// VetCaptured decides a captured TCP connection to hostname:port
+	// as a CONNECT to it, before the handshake completes; an error is a
+	// refusal (already reported) or a failed lookup, answered by a reset.
+	VetCaptured(hostname string, port int) (*netproxy.Captured, error)
+	// ServeVetted serves the connection VetCaptured allowed, and closes
+	// it.
+	ServeVetted(c net.Conn, t *netproxy.Captured)
 	// Report records a refusal decided here (a name, a datagram).
 	Report(d netproxy.Denial)
 }

@@ -44,8 +44,8 @@
 //
 // # Connections
 //
-// A TCP connection to a synthetic address is handed to
-// netproxy's ServeCaptured as the name that address was handed out for,
+// A TCP connection to a synthetic address is handed to netproxy's
+// VetCaptured and ServeVetted as the name that address was handed out for,
 // at the port dialled: the same vetting as a CONNECT to name:port (deny
 // over allow, the address guard on the real resolved addresses, the
 // parent proxy, --ask-fd, and for port 443 credentials and TLS
@@ -57,8 +57,10 @@
 // address sbx did not hand out is vetted as the IP literal it is: refused
 // unless an allowedDomains entry lists it.
 //
-// The handshake is completed before the decision, so a refused client
-// sees its connection accepted and then closed, not ECONNREFUSED.
+// The decision comes before the handshake completes (VetCaptured, in the
+// forwarder's goroutine for that SYN): a refused or unresolvable
+// destination gets a reset, so the client sees ECONNREFUSED, and a client
+// waiting on --ask-fd sees its connect wait.
 //
 // UDP to any port but 53 is refused: the stack answers ICMP port
 // unreachable (the client sees ECONNREFUSED on a connected socket) and

@@ -27,10 +27,10 @@ const maxInFlight = 1024
 // Serve runs the user-space TCP/IP stack on fd, a TUN device opened with
 // IFF_TUN|IFF_NO_PI (or any descriptor that carries one raw IPv4 or IPv6
 // packet per read and write, such as a SOCK_SEQPACKET socket), until ctx
-// is done: TCP to any address goes to cfg.Policy.ServeCaptured as the
-// name the address was handed out for (or the literal address), UDP to
-// port 53 to the resolver, other UDP is refused and recorded. Serve does
-// not close fd.
+// is done: TCP to any address goes to cfg.Policy (VetCaptured, then
+// ServeVetted) as the name the address was handed out for (or the literal
+// address), UDP to port 53 to the resolver, other UDP and pings are
+// refused and recorded. Serve does not close fd.
 func Serve(ctx context.Context, fd int, cfg Config) error {
 	if cfg.Policy == nil || cfg.Names == nil {
 		return errors.New("capture: Serve needs a Policy and Names")
@@ -101,6 +101,9 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	// Closing the stack ends every captured connection; then their
 	// goroutines return.
 	closed = true
+	sv.mu.Lock()
+	sv.closing = true
+	sv.mu.Unlock()
 	s.Close()
 	s.Wait()
 	sv.wg.Wait()
@@ -123,6 +126,7 @@ type server struct {
 	wg  sync.WaitGroup
 
 	mu          sync.Mutex
+	closing     bool
 	refusedUDP  map[netip.AddrPort]bool
 	refusedICMP map[netip.AddrPort]bool
 }
@@ -137,8 +141,22 @@ func (sv *server) host(dst tcpip.Address) string {
 	return a.Unmap().String()
 }
 
+// tcp runs in a goroutine of its own for each new connection (the
+// forwarder's): the decision comes before the handshake completes, so a
+// refused or unresolvable destination gets a reset (ECONNREFUSED) and a
+// client waiting on --ask-fd sees its connect wait.
 func (sv *server) tcp(r *tcp.ForwarderRequest) {
+	if !sv.begin() {
+		r.Complete(true)
+		return
+	}
+	defer sv.wg.Done()
 	id := r.ID()
+	t, err := sv.cfg.Policy.VetCaptured(sv.host(id.LocalAddress), int(id.LocalPort))
+	if err != nil {
+		r.Complete(true)
+		return
+	}
 	var wq waiter.Queue
 	ep, e := r.CreateEndpoint(&wq)
 	if e != nil {
@@ -146,12 +164,18 @@ func (sv *server) tcp(r *tcp.ForwarderRequest) {
 		return
 	}
 	r.Complete(false)
-	c := gonet.NewTCPConn(&wq, ep)
+	sv.cfg.Policy.ServeVetted(gonet.NewTCPConn(&wq, ep), t)
+}
+
+// begin counts a handler in, unless Serve is shutting down.
+func (sv *server) begin() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.closing {
+		return false
+	}
 	sv.wg.Add(1)
-	go func() {
-		defer sv.wg.Done()
-		sv.cfg.Policy.ServeCaptured(c, sv.host(id.LocalAddress), int(id.LocalPort))
-	}()
+	return true
 }
 
 func (sv *server) dns(r *udp.ForwarderRequest) bool {
@@ -161,7 +185,10 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 		return true
 	}
 	c := gonet.NewUDPConn(&wq, ep)
-	sv.wg.Add(1)
+	if !sv.begin() {
+		c.Close()
+		return true
+	}
 	go func() {
 		defer sv.wg.Done()
 		defer c.Close()

@@ -144,7 +144,8 @@ func TestTUNNamespace(t *testing.T) {
 	for _, r := range rec.all() {
 		kinds = append(kinds, r.Proto+" "+r.Host+" "+r.Rule)
 	}
-	want := []string{"dns denied.localhost denied.localhost", "capture test.localhost sni-mismatch", "udp test.localhost protocol",
+	want := []string{"dns denied.localhost denied.localhost", "capture test.localhost sni-mismatch",
+		"capture test.localhost address-guard", "udp test.localhost protocol",
 		"icmp test.localhost protocol", "icmp test.localhost protocol"}
 	if strings.Join(kinds, "; ") != strings.Join(want, "; ") {
 		t.Errorf("records:\n got %q\nwant %q", kinds, want)
@@ -233,6 +234,16 @@ func TestTUNNamespaceChild(t *testing.T) {
 		t.Errorf("SNI mismatch: read %d, %v", n, err)
 	}
 	c.Close()
+
+	// An allowed name at a port the address guard refuses (127.0.0.1 is
+	// listed for one port only): ECONNREFUSED, decided before the
+	// handshake.
+	if c, err := net.Dial("tcp", netip.AddrPortFrom(addrs[0], uint16(port+1)).String()); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("refused port: %v, want ECONNREFUSED", err)
+		if c != nil {
+			c.Close()
+		}
+	}
 
 	// UDP to another port: ICMP port unreachable, so ECONNREFUSED.
 	u, err := net.Dial("udp", netip.AddrPortFrom(addrs[0], 9999).String())

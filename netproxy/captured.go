@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -55,17 +56,57 @@ func (p *Proxy) DecideName(hostname string) Decision {
 // datagram), so every network refusal reaches one place.
 func (p *Proxy) Report(d Denial) { p.report(d) }
 
+// Captured is a captured destination that VetCaptured allowed: the name
+// (or IP literal) and port, and the addresses that passed the guard.
+type Captured struct {
+	host    string
+	port    int
+	targets []netip.AddrPort
+}
+
+// ErrRefused is VetCaptured's error for a destination the policy refused
+// (the refusal is already reported).
+var ErrRefused = errors.New("netproxy: refused by policy")
+
+// VetCaptured decides a captured connection to hostname:port before its
+// handshake completes, exactly as a CONNECT to hostname:port is decided
+// (matching and Ask, the address guard on the real resolved addresses,
+// the parent proxy): a refusal is reported (Proto "capture") and returned
+// as ErrRefused; a failed lookup is returned as it is. Capture answers
+// either with a reset, so the client sees ECONNREFUSED.
+func (p *Proxy) VetCaptured(hostname string, port int) (*Captured, error) {
+	targets, d, err := p.vet(p.ctx, ProtoCapture, hostname, port)
+	switch {
+	case d != nil:
+		p.report(*d)
+		return nil, ErrRefused
+	case err != nil:
+		return nil, err
+	}
+	return &Captured{host: hostname, port: port, targets: targets}, nil
+}
+
 // ServeCaptured serves a TCP connection that the sandbox's command made to
-// hostname:port and that capture took off the wire: it is decided exactly
-// as a CONNECT to hostname:port (the same matching and Ask, the same
-// address guard on the resolved addresses, the same parent proxy and TLS
-// termination, the same violations, with Proto "capture"). The upstream is
-// always hostname at port; nothing in the payload can change it. If the
-// client's first bytes are a TLS ClientHello whose server name differs
-// from hostname, the connection is refused (RuleSNIMismatch) before any of
-// its bytes go upstream. ServeCaptured closes c and returns when the
-// connection is done.
+// hostname:port and that capture took off the wire: VetCaptured, then
+// ServeVetted. A refused connection is closed.
 func (p *Proxy) ServeCaptured(c net.Conn, hostname string, port int) {
+	t, err := p.VetCaptured(hostname, port)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	p.ServeVetted(c, t)
+}
+
+// ServeVetted serves a captured connection that VetCaptured allowed, as a
+// CONNECT to the same name and port would be served (the same parent
+// proxy and, for port 443 only, TLS termination and credentials; the same
+// violations). The upstream is always that name at that port; nothing in
+// the payload can change it. If the client's first bytes are a TLS
+// ClientHello whose server name differs from the name, the connection is
+// refused (RuleSNIMismatch) before any of its bytes go upstream.
+// ServeVetted closes c and returns when the connection is done.
+func (p *Proxy) ServeVetted(c net.Conn, t *Captured) {
 	if !p.trackClient(c) {
 		_ = c.Close()
 		return
@@ -79,14 +120,7 @@ func (p *Proxy) ServeCaptured(c net.Conn, hostname string, port int) {
 			p.recovered(v)
 		}
 	}()
-	targets, d, err := p.vet(p.ctx, ProtoCapture, hostname, port)
-	switch {
-	case d != nil:
-		p.report(*d)
-		return
-	case err != nil:
-		return
-	}
+	hostname, port, targets := t.host, t.port, t.targets
 	host := hostname
 	if h, err := canon(hostname); err == nil {
 		host = h.name
