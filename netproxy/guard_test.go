@@ -179,3 +179,47 @@ func TestVetResolvesOnce(t *testing.T) {
 		t.Errorf("an IP literal was looked up")
 	}
 }
+
+// TestVetLocalhostNames: RFC 6761 §6.3. "localhost" and every name under
+// ".localhost" resolve to 127.0.0.1 and ::1 without asking the resolver
+// (which here would answer a public address), and the address guard still
+// applies: test.localhost reaches loopback only on a listed port.
+func TestVetLocalhostNames(t *testing.T) {
+	res := testResolver()
+	res.sequence("test.localhost", []string{"203.0.113.7"}) // a resolver that would send it away
+	p, err := New(Config{Allowed: []string{"test.localhost", "*.dev.localhost", "127.0.0.1:9000", "[::1]:9000"}, Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		host string
+		port int
+		want string
+		rule string
+	}{
+		{"test.localhost", 9000, "127.0.0.1:9000,[::1]:9000", ""},
+		{"Test.LocalHost.", 9000, "127.0.0.1:9000,[::1]:9000", ""},
+		{"a.b.dev.localhost", 9000, "127.0.0.1:9000,[::1]:9000", ""},
+		{"test.localhost", 9001, "", RuleAddressGuard}, // loopback, port not listed
+	} {
+		targets, d, err := p.vet(context.Background(), "connect", tt.host, tt.port)
+		var got []string
+		for _, ap := range targets {
+			got = append(got, ap.String())
+		}
+		if tt.want != "" && (d != nil || err != nil || strings.Join(got, ",") != tt.want) {
+			t.Errorf("vet(%s:%d) = %v, %+v, %v; want %s", tt.host, tt.port, got, d, err, tt.want)
+		}
+		if tt.rule != "" && (d == nil || d.Rule != tt.rule) {
+			t.Errorf("vet(%s:%d) = %v, %+v, %v; want refusal by %s", tt.host, tt.port, got, d, err, tt.rule)
+		}
+	}
+	if n := res.count("test.localhost"); n != 0 {
+		t.Errorf("test.localhost was asked of the resolver %d times", n)
+	}
+	for _, name := range []string{"localhostx", "localhost.example", "xlocalhost"} {
+		if IsLocalhostName(name) {
+			t.Errorf("IsLocalhostName(%q) = true", name)
+		}
+	}
+}

@@ -59,11 +59,17 @@ func portOK(p *pattern, port int) bool { return p.port == 0 || p.port == port }
 // everything; wildcards cover strict subdomains of names only; IP
 // addresses are covered only by literal entries.
 func (rs *ruleSet) match(h host, port int) *pattern {
+	return rs.matchWith(h, func(p *pattern) bool { return portOK(p, port) })
+}
+
+// matchWith is match with the port test given by ok (DecideName asks
+// about a name at any port).
+func (rs *ruleSet) matchWith(h host, ok func(*pattern) bool) *pattern {
 	if rs.any != nil {
 		return rs.any
 	}
 	for _, p := range rs.exact[h.name] {
-		if portOK(p, port) {
+		if ok(p) {
 			return p
 		}
 	}
@@ -78,7 +84,7 @@ func (rs *ruleSet) match(h host, port int) *pattern {
 		}
 		name = name[i+1:]
 		for _, p := range rs.wild[name] {
-			if portOK(p, port) {
+			if ok(p) {
 				return p
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,14 @@ type Denial struct {
 var errResolve = errors.New("cannot resolve")
 
 var localhostAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}
+
+// IsLocalhostName reports whether the canonical name is "localhost" or
+// ends in ".localhost": RFC 6761 §6.3 reserves these for loopback, and sbx
+// resolves them to 127.0.0.1 and ::1 itself, without asking any resolver,
+// so such a name never leaves the machine.
+func IsLocalhostName(name string) bool {
+	return name == "localhost" || strings.HasSuffix(name, ".localhost")
+}
 
 // vet decides hostname:port and, when allowed, resolves the name once and
 // returns the addresses that pass the guard, in resolver order. A non-nil
@@ -62,8 +71,8 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	switch {
 	case h.isIP():
 		addrs = []netip.Addr{h.ip}
-	case h.name == "localhost":
-		addrs = localhostAddrs
+	case IsLocalhostName(h.name):
+		addrs = localhostAddrs // RFC 6761 §6.3: never asked of a resolver
 	default:
 		addrs, err = p.lookup(ctx, h.name)
 		if err != nil {

@@ -1,0 +1,90 @@
+// Package capture is sbx's transparent capture: the other end of a TUN
+// device in the sandbox's network namespace, so that every TCP client
+// obeys the domain policy whether or not it honours a proxy variable
+// (issue 29).
+//
+// # What it does
+//
+// Serve runs gVisor's netstack (gvisor.dev/gvisor/pkg/tcpip, the
+// user-space TCP/IP stack of tailscale and wireguard-go) on a packet
+// descriptor: a TUN device opened with IFF_TUN|IFF_NO_PI, whose other
+// end, inside the sandbox, carries default routes for IPv4 and IPv6. The
+// stack accepts packets to every address (promiscuous, spoofing), so TCP
+// is terminated here in user space; no packet is ever forwarded as such.
+//
+// # Names
+//
+// Inside the sandbox the resolver is sbx's own (Resolver, on UDP port 53
+// at any address of the device; DeviceAddrs names the one resolv.conf
+// should carry). It never asks another resolver. For a query of class IN
+// with one question:
+//
+//   - the name is decided by the proxy's own matcher (netproxy's
+//     DecideName): a deny entry without a port refuses it, an allow entry
+//     for any port allows it, with --ask-fd the decision waits for the
+//     connection, where the port is known;
+//   - a refused name gets NXDOMAIN for every query type, and one
+//     `network` violation per name per run (Proto "dns"), however often a
+//     client asks;
+//   - an allowed name gets, for A and AAAA, a synthetic address: one per
+//     name for the run, from 198.18.0.0/15 (RFC 2544, never routed) and a
+//     ULA /48 in fd00::/8 that is random per run, the same offset in both
+//     (198.18.1.0 and PREFIX::100 are the first name). Names remembers
+//     the name for each address. TTL is 60 s;
+//   - HTTPS and SVCB get NOERROR with no answer (NODATA), so browsers and
+//     curl fall back to A/AAAA at once;
+//   - every other type (MX, TXT, SRV, PTR, CNAME, ANY, ...) gets REFUSED:
+//     sbx carries TCP to names and has no such data; no violation;
+//   - another opcode gets NOTIMP, several questions or another class
+//     FORMERR, a message that is not a query no answer.
+//
+// A synthetic answer says nothing about the name upstream: an allowed
+// name that does not exist resolves inside the sandbox, and its
+// connections fail when the proxy resolves it for real.
+//
+// # Connections
+//
+// A TCP connection to a synthetic address is handed to netproxy's
+// VetCaptured and ServeVetted as the name that address was handed out for,
+// at the port dialled: the same vetting as a CONNECT to name:port (deny
+// over allow, the address guard on the real resolved addresses, the
+// parent proxy, --ask-fd, and for port 443 credentials and TLS
+// termination; other ports are relayed opaquely), the same
+// violations (Proto "capture"). The upstream is always that name at that
+// port, never anything taken from the payload. A TLS ClientHello whose
+// server name differs from the name is refused with a violation (rule
+// sni-mismatch), before any byte goes upstream. A connection to an
+// address sbx did not hand out is vetted as the IP literal it is: refused
+// unless an allowedDomains entry lists it.
+//
+// The decision comes before the handshake completes (VetCaptured, in the
+// forwarder's goroutine for that SYN): a refused or unresolvable
+// destination gets a reset, so the client sees ECONNREFUSED, and a client
+// waiting on --ask-fd sees its connect wait.
+//
+// UDP to any port but 53 is refused: the stack answers ICMP port
+// unreachable (the client sees ECONNREFUSED on a connected socket) and
+// one violation per destination is recorded (Proto "udp"). ICMP is never
+// forwarded; echo requests are dropped before the stack sees them (it
+// would answer an IPv6 ping to any address itself) with one violation per
+// destination (Proto "icmp"); ICMP errors pass, TCP and UDP use them.
+//
+// # Cost
+//
+// Importing the package links netstack into the binary and runs its
+// package initialisers at start-up (docs/network.md, "Capture (in
+// progress)", has the numbers); Serve allocates the stack only when
+// called, so a run without filtered networking pays no memory or
+// goroutines for it.
+//
+// # Platforms
+//
+// Serve is Linux-only (stack_linux.go); elsewhere it returns an error.
+// The resolver and the address book are portable.
+//
+// # Not yet
+//
+// Nothing in sbx calls Serve yet: opening the device in the sandbox's
+// namespace, resolv.conf and /etc/hosts in its view, and --capture are
+// the next increment.
+package capture

@@ -1,0 +1,79 @@
+package capture
+
+import (
+	"net/netip"
+
+	"github.com/sbx-sh/sbx/netproxy"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/link/nested"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+)
+
+// ProtoICMP is netproxy.Denial.Proto for a refused ICMP echo request.
+const ProtoICMP = "icmp"
+
+// icmpFilter sits between the device and the stack and drops ICMP and
+// ICMPv6 echo requests, with one violation per destination: the stack
+// would otherwise answer a ping to any address itself (it accepts every
+// destination), telling the command a host is up that sbx never reached.
+// ICMP errors pass: TCP and UDP use them.
+type icmpFilter struct {
+	nested.Endpoint
+	sv *server
+}
+
+func newICMPFilter(child stack.LinkEndpoint, sv *server) *icmpFilter {
+	f := &icmpFilter{sv: sv}
+	f.Endpoint.Init(child, f)
+	return f
+}
+
+func (f *icmpFilter) DeliverNetworkPacket(proto tcpip.NetworkProtocolNumber, pkt *stack.PacketBuffer) {
+	if dst, ok := echoRequest(pkt); ok {
+		f.sv.refuseICMP(dst)
+		return
+	}
+	f.Endpoint.DeliverNetworkPacket(proto, pkt)
+}
+
+// echoRequest reports whether pkt (a raw IP packet) is an ICMP echo
+// request, and its destination.
+func echoRequest(pkt *stack.PacketBuffer) (netip.Addr, bool) {
+	b, ok := pkt.Data().PullUp(min(pkt.Data().Size(), 64))
+	if !ok || len(b) < 1 {
+		return netip.Addr{}, false
+	}
+	switch b[0] >> 4 {
+	case 4:
+		ihl := int(b[0]&0x0f) * 4
+		if len(b) < 20 || ihl < 20 || len(b) <= ihl || b[9] != 1 || b[ihl] != 8 {
+			return netip.Addr{}, false
+		}
+		return netip.AddrFrom4([4]byte(b[16:20])), true
+	case 6:
+		if len(b) <= 40 || b[6] != 58 || b[40] != 128 {
+			return netip.Addr{}, false
+		}
+		return netip.AddrFrom16([16]byte(b[24:40])), true
+	}
+	return netip.Addr{}, false
+}
+
+func (sv *server) refuseICMP(dst netip.Addr) {
+	key := netip.AddrPortFrom(dst, 0) // UDP port 0 never reaches refuseUDP's map
+	sv.mu.Lock()
+	seen := sv.refusedICMP[key]
+	if !seen && len(sv.refusedICMP) < maxReported {
+		sv.refusedICMP[key] = true
+	}
+	sv.mu.Unlock()
+	if seen {
+		return
+	}
+	host := dst.String()
+	if name, ok := sv.cfg.Names.Name(dst); ok {
+		host = name
+	}
+	sv.cfg.Policy.Report(netproxy.Denial{Proto: ProtoICMP, Host: host, Rule: netproxy.RuleProtocol,
+		Reason: "ICMP echo is not carried; sbx carries TCP to allowed names"})
+}

@@ -1,0 +1,226 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/sbx-sh/sbx/netproxy"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/link/fdbased"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// maxInFlight bounds the TCP handshakes the forwarder completes at once.
+const maxInFlight = 1024
+
+// Serve runs the user-space TCP/IP stack on fd, a TUN device opened with
+// IFF_TUN|IFF_NO_PI (or any descriptor that carries one raw IPv4 or IPv6
+// packet per read and write, such as a SOCK_SEQPACKET socket), until ctx
+// is done: TCP to any address goes to cfg.Policy (VetCaptured, then
+// ServeVetted) as the name the address was handed out for (or the literal
+// address), UDP to port 53 to the resolver, other UDP and pings are
+// refused and recorded. Serve does not close fd.
+func Serve(ctx context.Context, fd int, cfg Config) error {
+	if cfg.Policy == nil || cfg.Names == nil {
+		return errors.New("capture: Serve needs a Policy and Names")
+	}
+	mtu := cfg.MTU
+	if mtu == 0 {
+		mtu = DefaultMTU
+	}
+	link, err := fdbased.New(&fdbased.Options{FDs: []int{fd}, MTU: uint32(mtu), PacketDispatchMode: fdbased.Readv})
+	if err != nil {
+		return fmt.Errorf("capture: packet fd %d: %v", fd, err)
+	}
+	s := stack.New(stack.Options{
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
+	})
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+			s.Wait()
+		}
+	}()
+	// The link is a local pipe, not a network: no stale segment outlives
+	// a second, so TIME_WAIT is short and a new SYN may reuse it (clients
+	// that open many short connections would otherwise wait out SYN
+	// retransmissions on a port still in TIME_WAIT). SACK and receive
+	// buffer moderation as Linux has them.
+	tw := tcpip.TCPTimeWaitTimeoutOption(time.Second)
+	reuse := tcpip.TCPTimeWaitReuseGlobal
+	sack := tcpip.TCPSACKEnabled(true)
+	moderate := tcpip.TCPModerateReceiveBufferOption(true)
+	for _, opt := range []tcpip.SettableTransportProtocolOption{&tw, &reuse, &sack, &moderate} {
+		if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, opt); e != nil {
+			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
+		}
+	}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy),
+		refusedUDP: map[netip.AddrPort]bool{}, refusedICMP: map[netip.AddrPort]bool{}}
+	// Handlers first: the device delivers packets as soon as the NIC exists.
+	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
+	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
+	dns := udp.NewForwarder(s, sv.dns)
+	s.SetTransportProtocolHandler(udp.ProtocolNumber, func(id stack.TransportEndpointID, pkt *stack.PacketBuffer) bool {
+		if id.LocalPort == 53 {
+			return dns.HandlePacket(id, pkt)
+		}
+		sv.refuseUDP(id)
+		return false // the stack answers ICMP port unreachable
+	})
+	const nic = 1
+	if e := s.CreateNIC(nic, newICMPFilter(link, sv)); e != nil {
+		return fmt.Errorf("capture: create NIC: %v", e)
+	}
+	// Every destination is ours: accept packets to any address and answer
+	// from it.
+	if e := s.SetPromiscuousMode(nic, true); e != nil {
+		return fmt.Errorf("capture: promiscuous mode: %v", e)
+	}
+	if e := s.SetSpoofing(nic, true); e != nil {
+		return fmt.Errorf("capture: spoofing: %v", e)
+	}
+	s.SetRouteTable([]tcpip.Route{
+		{Destination: header4Any(), NIC: nic},
+		{Destination: header6Any(), NIC: nic},
+	})
+	<-ctx.Done()
+	// Closing the stack ends every captured connection; then their
+	// goroutines return.
+	closed = true
+	sv.mu.Lock()
+	sv.closing = true
+	sv.mu.Unlock()
+	s.Close()
+	s.Wait()
+	sv.wg.Wait()
+	return nil
+}
+
+func header4Any() tcpip.Subnet {
+	sn, _ := tcpip.NewSubnet(tcpip.AddrFrom4([4]byte{}), tcpip.MaskFromBytes(make([]byte, 4)))
+	return sn
+}
+
+func header6Any() tcpip.Subnet {
+	sn, _ := tcpip.NewSubnet(tcpip.AddrFrom16([16]byte{}), tcpip.MaskFromBytes(make([]byte, 16)))
+	return sn
+}
+
+type server struct {
+	cfg Config
+	res *Resolver
+	wg  sync.WaitGroup
+
+	mu          sync.Mutex
+	closing     bool
+	refusedUDP  map[netip.AddrPort]bool
+	refusedICMP map[netip.AddrPort]bool
+}
+
+// host is the name dst was handed out for, or the literal address (which
+// the proxy vets as an IP-literal host: refused unless listed).
+func (sv *server) host(dst tcpip.Address) string {
+	a, _ := netip.AddrFromSlice(dst.AsSlice())
+	if name, ok := sv.cfg.Names.Name(a); ok {
+		return name
+	}
+	return a.Unmap().String()
+}
+
+// tcp runs in a goroutine of its own for each new connection (the
+// forwarder's): the decision comes before the handshake completes, so a
+// refused or unresolvable destination gets a reset (ECONNREFUSED) and a
+// client waiting on --ask-fd sees its connect wait.
+func (sv *server) tcp(r *tcp.ForwarderRequest) {
+	if !sv.begin() {
+		r.Complete(true)
+		return
+	}
+	defer sv.wg.Done()
+	id := r.ID()
+	t, err := sv.cfg.Policy.VetCaptured(sv.host(id.LocalAddress), int(id.LocalPort))
+	if err != nil {
+		r.Complete(true)
+		return
+	}
+	var wq waiter.Queue
+	ep, e := r.CreateEndpoint(&wq)
+	if e != nil {
+		r.Complete(true)
+		return
+	}
+	r.Complete(false)
+	sv.cfg.Policy.ServeVetted(gonet.NewTCPConn(&wq, ep), t)
+}
+
+// begin counts a handler in, unless Serve is shutting down.
+func (sv *server) begin() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.closing {
+		return false
+	}
+	sv.wg.Add(1)
+	return true
+}
+
+func (sv *server) dns(r *udp.ForwarderRequest) bool {
+	var wq waiter.Queue
+	ep, e := r.CreateEndpoint(&wq)
+	if e != nil {
+		return true
+	}
+	c := gonet.NewUDPConn(&wq, ep)
+	if !sv.begin() {
+		c.Close()
+		return true
+	}
+	go func() {
+		defer sv.wg.Done()
+		defer c.Close()
+		buf := make([]byte, 1500)
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := c.Read(buf)
+		if err != nil {
+			return
+		}
+		if out := sv.res.Answer(buf[:n]); out != nil {
+			_, _ = c.Write(out)
+		}
+	}()
+	return true
+}
+
+// refuseUDP records one violation per destination: a client retrying a
+// datagram is one refusal.
+func (sv *server) refuseUDP(id stack.TransportEndpointID) {
+	a, _ := netip.AddrFromSlice(id.LocalAddress.AsSlice())
+	ap := netip.AddrPortFrom(a.Unmap(), id.LocalPort)
+	sv.mu.Lock()
+	seen := sv.refusedUDP[ap]
+	if !seen && len(sv.refusedUDP) < maxReported {
+		sv.refusedUDP[ap] = true
+	}
+	sv.mu.Unlock()
+	if seen {
+		return
+	}
+	sv.cfg.Policy.Report(netproxy.Denial{Proto: ProtoUDP, Host: sv.host(id.LocalAddress), Port: int(id.LocalPort),
+		Rule: netproxy.RuleProtocol, Reason: "UDP is not carried (only DNS to sbx's resolver); use TCP"})
+}
+
+var _ net.Conn = (*gonet.TCPConn)(nil)

@@ -1,0 +1,256 @@
+package netproxy
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// ProtoCapture is Denial.Proto for connections that reached the proxy by
+// transparent capture (package capture) rather than through a proxy
+// variable; ProtoDNS is Denial.Proto for names its resolver refused.
+const (
+	ProtoCapture = "capture"
+	ProtoDNS     = "dns"
+)
+
+// RuleSNIMismatch is Denial.Rule for a captured TLS connection whose
+// ClientHello names another host than the one the client resolved.
+const RuleSNIMismatch = "sni-mismatch"
+
+// DecideName is the resolver's question: may hostname be looked up at
+// all, whatever the port? A deny entry without a port (or "*") refuses
+// it; an allow entry for any port allows it; otherwise it is default-deny,
+// except that with Config.Ask the question waits for the connection, where
+// the port is known (Allowed, Rule "ask-later"). IP literals are not names
+// and are refused with RuleInvalidHost. No resolver is asked.
+func (p *Proxy) DecideName(hostname string) Decision {
+	h, err := canon(hostname)
+	if err != nil {
+		return Decision{Rule: RuleInvalidHost, Reason: err.Error()}
+	}
+	if h.isIP() {
+		return Decision{Rule: RuleInvalidHost, Reason: "an IP address is not a name to resolve"}
+	}
+	pol := p.pol.Load()
+	portless := func(pt *pattern) bool { return pt.port == 0 }
+	anyPort := func(*pattern) bool { return true }
+	if d := pol.deny.matchWith(h, portless); d != nil {
+		return Decision{Rule: d.raw, Reason: pol.denyReason(d)}
+	}
+	if a := pol.allow.matchWith(h, anyPort); a != nil {
+		return Decision{Allowed: true, Rule: a.raw, Reason: "allowed by network.allowedDomains entry " + quote(a.raw)}
+	}
+	if p.ask != nil {
+		return Decision{Allowed: true, Rule: "ask-later", Reason: "not listed; asked when a connection is made (--ask-fd)"}
+	}
+	return Decision{Rule: RuleDefault, Reason: "not in network.allowedDomains"}
+}
+
+// Report passes d to Config.OnDeny: for refusals decided outside the
+// proxy's own listeners (the capture resolver's NXDOMAIN, a refused UDP
+// datagram), so every network refusal reaches one place.
+func (p *Proxy) Report(d Denial) { p.report(d) }
+
+// Captured is a captured destination that VetCaptured allowed: the name
+// (or IP literal) and port, and the addresses that passed the guard.
+type Captured struct {
+	host    string
+	port    int
+	targets []netip.AddrPort
+}
+
+// ErrRefused is VetCaptured's error for a destination the policy refused
+// (the refusal is already reported).
+var ErrRefused = errors.New("netproxy: refused by policy")
+
+// VetCaptured decides a captured connection to hostname:port before its
+// handshake completes, exactly as a CONNECT to hostname:port is decided
+// (matching and Ask, the address guard on the real resolved addresses,
+// the parent proxy): a refusal is reported (Proto "capture") and returned
+// as ErrRefused; a failed lookup is returned as it is. Capture answers
+// either with a reset, so the client sees ECONNREFUSED.
+func (p *Proxy) VetCaptured(hostname string, port int) (*Captured, error) {
+	targets, d, err := p.vet(p.ctx, ProtoCapture, hostname, port)
+	switch {
+	case d != nil:
+		p.report(*d)
+		return nil, ErrRefused
+	case err != nil:
+		return nil, err
+	}
+	return &Captured{host: hostname, port: port, targets: targets}, nil
+}
+
+// ServeCaptured serves a TCP connection that the sandbox's command made to
+// hostname:port and that capture took off the wire: VetCaptured, then
+// ServeVetted. A refused connection is closed.
+func (p *Proxy) ServeCaptured(c net.Conn, hostname string, port int) {
+	t, err := p.VetCaptured(hostname, port)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	p.ServeVetted(c, t)
+}
+
+// ServeVetted serves a captured connection that VetCaptured allowed, as a
+// CONNECT to the same name and port would be served (the same parent
+// proxy and, for port 443 only, TLS termination and credentials; the same
+// violations). The upstream is always that name at that port; nothing in
+// the payload can change it. If the client's first bytes are a TLS
+// ClientHello whose server name differs from the name, the connection is
+// refused (RuleSNIMismatch) before any of its bytes go upstream.
+// ServeVetted closes c and returns when the connection is done.
+func (p *Proxy) ServeVetted(c net.Conn, t *Captured) {
+	if !p.trackClient(c) {
+		_ = c.Close()
+		return
+	}
+	defer func() {
+		_ = c.Close()
+		p.untrackClient(c)
+	}()
+	defer func() {
+		if v := recover(); v != nil {
+			p.recovered(v)
+		}
+	}()
+	hostname, port, targets := t.host, t.port, t.targets
+	host := hostname
+	if h, err := canon(hostname); err == nil {
+		host = h.name
+	}
+	if p.mitm != nil && port == 443 && !p.mitm.excluded(hostname, port) {
+		// Terminated as a CONNECT to name:443 would be. Only port 443: a
+		// CONNECT says the client means to tunnel, a captured connection
+		// to another port may be any protocol (SSH, a database) and is
+		// relayed opaquely, with the SNI check.
+		_ = c.SetReadDeadline(time.Now().Add(p.lim.readHeader))
+		early, d := p.sniff(c, host, port)
+		_ = c.SetReadDeadline(noDeadline)
+		if d != nil {
+			p.report(*d)
+			return
+		}
+		p.terminate(c, early, hostname, port, targets)
+		return
+	}
+	upstream, err := p.dialVetted(p.ctx, hostname, port, targets)
+	if err != nil {
+		return
+	}
+	if !p.trackUpstream(upstream) {
+		_ = upstream.Close()
+		return
+	}
+	defer p.untrackUpstream(upstream)
+	// The server may speak first (SSH, SMTP, databases): relay its bytes
+	// while the client's first flight is inspected.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		relay(c, upstream)
+	}()
+	early, d := p.sniff(c, host, port)
+	if d != nil {
+		p.report(*d)
+		_ = upstream.Close()
+		_ = c.Close()
+		<-done
+		return
+	}
+	if len(early) > 0 {
+		if _, err := upstream.Write(early); err != nil {
+			_ = upstream.Close()
+			_ = c.Close()
+			<-done
+			return
+		}
+	}
+	relay(upstream, c)
+	<-done
+	_ = c.Close()
+	_ = upstream.Close()
+}
+
+// sniff reads the client's first bytes. When they start a TLS handshake
+// record it reads the whole ClientHello and compares its server name with
+// host: a different name is refused (no fronting through an allowed name);
+// no server name is accepted (a client that dialled an address). It
+// returns every byte read, to be sent on first.
+func (p *Proxy) sniff(c net.Conn, host string, port int) ([]byte, *Denial) {
+	first := make([]byte, 4096)
+	n, _ := c.Read(first)
+	if n == 0 {
+		return nil, nil
+	}
+	first = first[:n]
+	if first[0] != 0x16 { // not a TLS handshake record
+		return first, nil
+	}
+	rec := &recordingConn{Conn: c, buf: *bytes.NewBuffer(first), prefix: first}
+	sni, ok := clientHelloServerName(rec, p.lim.readHeader)
+	early := rec.buf.Bytes()
+	if !ok || sni == "" {
+		return early, nil
+	}
+	s, err := canon(sni)
+	if err == nil && s.name == host {
+		return early, nil
+	}
+	return nil, &Denial{Proto: ProtoCapture, Host: host, Port: port, Rule: RuleSNIMismatch,
+		Reason: "TLS server name " + quote(truncate(sni)) + " differs from the name the client resolved, " + quote(host)}
+}
+
+var errSniffed = errors.New("sniffed")
+
+// clientHelloServerName lets crypto/tls parse the ClientHello from c (so
+// no hand-written parser sees hostile bytes) and stops the handshake
+// before anything is written back. ok is false when c did not carry a
+// complete ClientHello within timeout.
+func clientHelloServerName(c net.Conn, timeout time.Duration) (sni string, ok bool) {
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(noDeadline)
+	tc := tls.Server(noWriteConn{c}, &tls.Config{
+		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			sni, ok = h.ServerName, true
+			return nil, errSniffed
+		},
+	})
+	_ = tc.Handshake()
+	return sni, ok
+}
+
+// recordingConn replays prefix, then reads c, and keeps in buf everything
+// read beyond prefix (buf starts with prefix).
+type recordingConn struct {
+	net.Conn
+	buf    bytes.Buffer
+	prefix []byte
+}
+
+func (r *recordingConn) Read(b []byte) (int, error) {
+	if len(r.prefix) > 0 {
+		n := copy(b, r.prefix)
+		r.prefix = r.prefix[n:]
+		return n, nil
+	}
+	if r.buf.Len() > 64<<10 {
+		return 0, io.ErrShortBuffer // no ClientHello is this long
+	}
+	n, err := r.Conn.Read(b)
+	r.buf.Write(b[:n])
+	return n, err
+}
+
+// noWriteConn drops the sniffing handshake's alert: nothing reaches the
+// client but what the upstream sends.
+type noWriteConn struct{ net.Conn }
+
+func (noWriteConn) Write(b []byte) (int, error) { return len(b), nil }
+func (noWriteConn) Close() error                { return nil }
