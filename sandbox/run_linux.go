@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
@@ -165,19 +164,6 @@ func (r *relay) end() {
 			r.timer.Stop()
 		}
 	})
-}
-
-// notifyAsync is signal.Notify(c, sigs...) in the background; the returned
-// channel is closed once it is in effect. Enabling a signal is a round
-// trip to the runtime's signal thread, so Notify costs the better part of
-// a millisecond that start-up need not wait for.
-func notifyAsync(c chan<- os.Signal, sigs ...os.Signal) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		signal.Notify(c, sigs...)
-		close(done)
-	}()
-	return done
 }
 
 // afterStart runs once the command has started. A run that relays

@@ -685,10 +685,10 @@ func (e *Early) ready() bool {
 
 // start hands the launch to the early process (ready has returned true):
 // it writes root's maps (ParentMap), and the early process forks the
-// first process and exits. start returns the first
+// first process and exits; overlap runs while it does. start returns the first
 // process's pid and pidfd (-1 without CLONE_PIDFD) once it is cloned;
 // the early process may still be exiting: finish waits for that.
-func (e *Early) start(l *launch, flags uintptr, errFD uintptr) (pid uintptr, pidfd int32, err error) {
+func (e *Early) start(l *launch, flags uintptr, errFD uintptr, overlap func()) (pid uintptr, pidfd int32, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done {
@@ -718,6 +718,7 @@ func (e *Early) start(l *launch, flags uintptr, errFD uintptr) (pid uintptr, pid
 	e.s.h = h
 	atomic.StoreUint32(&e.s.cmd, earlyGo)
 	syscall.RawSyscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&e.s.cmd)), futexWakePrivate, 1, 0, 0, 0)
+	overlap()
 	e.await(earlyForked)
 	runtime.KeepAlive(h)
 	runtime.KeepAlive(e.ops)

@@ -35,6 +35,6 @@ func reaperVfork(*reaper, uintptr, *[numSlots]uintptr) (uintptr, syscall.Errno) 
 	return 0, syscall.ENOSYS
 }
 
-func (e *Early) start(*launch, uintptr, uintptr) (uintptr, int32, error) {
+func (e *Early) start(*launch, uintptr, uintptr, func()) (uintptr, int32, error) {
 	return 0, -1, errNoEarly
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -730,4 +731,50 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// TestStartOverlap: Start calls Attr.Overlap once, after the clone and
+// before it waits for the exec, so the child's program may wait for what
+// Overlap does (sbx's command waits so, before its execve, for the
+// supervisor's signal handlers). Through TestEarlySuite it runs through an
+// early process too.
+func TestStartOverlap(t *testing.T) {
+	gateR, gateW := pipe(t)
+	defer gateR.Close()
+	defer gateW.Close()
+	calls := 0
+	a := nsAttr()
+	a.Overlap = func() {
+		calls++
+		gateW.Write([]byte("x"))
+	}
+	// Without the byte, the child reads EOF once this closes the gate
+	// (its own copy of the write end closed by the first op): Start then
+	// fails instead of hanging.
+	stop := time.AfterFunc(10*time.Second, func() { gateW.Close() })
+	defer stop.Stop()
+	var p Program
+	p.Syscall("close the gate's write end", unix.SYS_CLOSE, Imm(int(gateW.Fd())))
+	p.Syscall("wait for the gate", unix.SYS_READ, Imm(int(gateR.Fd())), Bytes(make([]byte, 1)), Imm(1)).Want(1)
+	r := runSh(t, &p, a, "echo ran")
+	wantExit(t, r, 0)
+	if r.stdout != "ran\n" || calls != 1 {
+		t.Fatalf("stdout %q, Overlap called %d times; want the command run after one call", r.stdout, calls)
+	}
+
+	// A child that fails: Overlap is still called once.
+	calls = 0
+	var q Program
+	q.Syscall("fail", unix.SYS_CLOSE, Imm(1<<20)) // EBADF
+	a = nsAttr()
+	a.Path, a.Args = "/bin/true", []string{"true"}
+	a.Overlap = func() { calls++ }
+	if proc, err := Start(&q, a); err == nil {
+		proc.Wait()
+		t.Fatal("Start succeeded, want the close to fail")
+	}
+	if calls != 1 {
+		t.Errorf("Overlap called %d times for a failing child, want 1", calls)
+	}
+	noChildren(t)
 }

@@ -77,6 +77,17 @@ type Attr struct {
 	// made for the same Cloneflags and id maps; otherwise Start
 	// abandons it. Either way Start owns it from here on.
 	Early *Early
+
+	// Overlap, when not nil, is called once by Start in the caller's
+	// goroutine as soon as the child's clone is under way (with an early
+	// process: once it has been told to fork, while it clones), and
+	// before Start waits for the child's exec: work the caller needs done
+	// before the command runs but not before the clone (signal.Notify),
+	// done while the child sets up on the other CPU. Whatever it waits
+	// for must not depend on Start returning. It is called whenever Start
+	// got as far as trying the clone, whether that worked or not; it
+	// must not fork.
+	Overlap func()
 }
 
 // OpError reports the op that failed in the child. The child exited
@@ -234,6 +245,18 @@ type starter struct {
 	syncp     [2]int // ParentMap: the child waits on it for the maps
 	nextfd    int    // the descriptor layout's first free number
 	mapErr    error  // ParentMap: writing the maps failed
+	overlaps  bool   // Attr.Overlap has been called
+}
+
+// overlap calls Attr.Overlap, once.
+func (s *starter) overlap() {
+	if s.overlaps {
+		return
+	}
+	s.overlaps = true
+	if s.attr.Overlap != nil {
+		s.attr.Overlap()
+	}
 }
 
 // checkStart checks prog and attr before anything is made.
@@ -399,7 +422,7 @@ func (s *starter) clone(l *launch) (*Process, error) {
 	if s.early != nil {
 		// The early process forks the first process: the clone with its
 		// namespaces (and the id maps) are done already.
-		pid0, pidfd, err = s.early.start(l, flags&unix.CLONE_PIDFD, uintptr(s.errW))
+		pid0, pidfd, err = s.early.start(l, flags&unix.CLONE_PIDFD, uintptr(s.errW), s.overlap)
 	} else {
 		// No LockOSThread: runtimeBeforeFork keeps the goroutine on
 		// its thread until runtimeAfterFork, as in syscall.forkExec,
@@ -408,6 +431,7 @@ func (s *starter) clone(l *launch) (*Process, error) {
 		pid0, errno = forkExec(l.ops, flags, uintptr(s.errW), pidfdp, l.rp)
 	}
 	syscall.ForkLock.Unlock()
+	s.overlap() // if the early process did not
 	s.closeErrW()
 	if err == nil && errno != 0 {
 		err = fmt.Errorf("rawexec: clone: %w", errno)
