@@ -12,6 +12,8 @@ need=()
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
+# ip(8) configures the TUN device of capture's namespace test (capture/).
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "setup: run as root to install: ${need[*]}" >&2; exit 1; fi
   apt-get update -qq
