@@ -168,7 +168,16 @@ func (g *grantLog) dropMaskedThroughLinks(lists map[string]*[]string, masks []st
 	if g == nil {
 		return
 	}
-	lits := maskLiterals(masks, homes...)
+	// The masks' other spellings cost a walk of every built-in location
+	// (some 50 lstats of HOME): made only when a grant lies in a mask by
+	// a literal path outside it, which takes a symlink.
+	var lits map[string][]string
+	spell := func() map[string][]string {
+		if lits == nil {
+			lits = maskLiterals(masks, homes...)
+		}
+		return lits
+	}
 	for _, key := range []string{"allowRead", "allowWrite", "discardWrites"} {
 		list := lists[key]
 		if list == nil {
@@ -176,7 +185,7 @@ func (g *grantLog) dropMaskedThroughLinks(lists map[string]*[]string, masks []st
 		}
 		kept := (*list)[:0]
 		for _, a := range *list {
-			if m := g.throughLink(key, a, masks, lits); m != "" {
+			if m := g.throughLink(key, a, masks, spell); m != "" {
 				*notes = append(*notes, fmt.Sprintf("%s %s reaches the built-in credential mask %s through a symlink (from %s): dropped; re-opening a credential mask takes its literal path", key, a, m, strings.Join(g.lits[key][a], ", ")))
 				continue
 			}
@@ -188,7 +197,7 @@ func (g *grantLog) dropMaskedThroughLinks(lists map[string]*[]string, masks []st
 
 // throughLink returns the mask the grant a (resolved, of list key) lies
 // in without any of its literal paths lying in that mask's, or "".
-func (g *grantLog) throughLink(key, a string, masks []string, maskLits map[string][]string) string {
+func (g *grantLog) throughLink(key, a string, masks []string, maskLits func() map[string][]string) string {
 	from, ok := g.lits[key][a]
 	if !ok {
 		return "" // not from an entry (undeclared regions): nothing to judge
@@ -197,7 +206,14 @@ func (g *grantLog) throughLink(key, a string, masks []string, maskLits map[strin
 		if !Within(a, m) {
 			continue
 		}
-		spellings := append([]string{m}, maskLits[m]...)
+		direct := true
+		for _, l := range from {
+			direct = direct && Within(l, m)
+		}
+		if direct {
+			continue // every literal path lies in the mask itself
+		}
+		spellings := append([]string{m}, maskLits()[m]...)
 		literal := false
 		for _, l := range from {
 			for _, s := range spellings {
