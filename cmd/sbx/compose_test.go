@@ -214,46 +214,24 @@ func TestComposeManagedControlFD(t *testing.T) {
 		"deniedDomains":           `{"sandbox": {"network": {"deniedDomains": ["` + hp + `"]}}}`,
 		"allowManagedDomainsOnly": `{"sandbox": {"network": {"allowManagedDomainsOnly": true, "allowedDomains": ["ok.test"]}}}`,
 	} {
-		m := managedFile(t, managed)
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		script := fmt.Sprintf(`echo "first:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/a)"
-			read line
-			echo "second:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/b)"`, curl, url)
-		cmd := exec.CommandContext(ctx, sbxBin, "--managed-settings", m, "--control-fd", "7", "--", "/bin/sh", "-c", script)
-		cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
-		cmd.Env = hermeticEnv()
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pr.Close()
-		sc := bufio.NewScanner(stdout)
-		next := func() string {
-			if !sc.Scan() {
-				t.Fatalf("%s: the command ended early: %s", name, stderr.String())
+		t.Run(name, func(t *testing.T) {
+			m := managedFile(t, managed)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			script := fmt.Sprintf(`echo "first:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/a)"
+				read line
+				echo "second:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/b)"`, curl, url)
+			r := startControlled(t, ctx, hermeticEnv(), "--managed-settings", m, "--", "/bin/sh", "-c", script)
+			if l := r.next(t); l != "first:403" {
+				t.Fatalf("before any line: %q", l)
 			}
-			return sc.Text()
-		}
-		if l := next(); l != "first:403" {
-			t.Fatalf("%s: before any line: %q", name, l)
-		}
-		fmt.Fprintf(pw, `{"network": {"allowedDomains": ["%s"], "deniedDomains": []}}`+"\n", hp)
-		time.Sleep(300 * time.Millisecond)
-		fmt.Fprintln(stdin)
-		if l := next(); l != "second:403" {
-			t.Errorf("%s: a --control-fd line undid the managed lists: %q", name, l)
-		}
-		stdin.Close()
-		pw.Close()
-		cmd.Wait()
-		cancel()
+			r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"], "deniedDomains": []}}`, hp), 300*time.Millisecond)
+			if l := r.next(t); l != "second:403" {
+				t.Errorf("a --control-fd line undid the managed lists: %q", l)
+			}
+			r.close()
+			r.cmd.Wait()
+		})
 	}
 	if c.n.Load() != 0 {
 		t.Fatalf("the server saw %d requests", c.n.Load())

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,12 +21,6 @@ func TestControlFD(t *testing.T) {
 	curl := needTool(t, "curl")
 	s, c := httpServer(t, false)
 	hp := hostPort(t, s.URL)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	script := fmt.Sprintf(`[ -e /proc/self/fd/7 ] && echo LEAKED
@@ -34,54 +29,33 @@ func TestControlFD(t *testing.T) {
 		echo "second:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/b)"
 		read line < /dev/stdin
 		echo "third:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/c)"`, curl, s.URL)
-	cmd := exec.CommandContext(ctx, sbxBin, "--control-fd", "7", "--", "/bin/sh", "-c", script)
-	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pr.Close()
-	out := bufio.NewScanner(stdout)
-	next := func() string {
-		if !out.Scan() {
-			t.Fatalf("the command ended early; stderr: %s", stderr.String())
-		}
-		return out.Text()
-	}
+	r := startControlled(t, ctx, nil, "--", "/bin/sh", "-c", script)
 	// No network at first (the proxy runs, nothing is allowed).
-	if l := next(); l != "first:403" {
+	if l := r.next(t); l != "first:403" {
 		t.Fatalf("before any update: %q", l)
 	}
 	// A line that allows the server.
-	fmt.Fprintf(pw, `{"network": {"allowedDomains": ["%s"]}}`+"\n", hp)
-	time.Sleep(200 * time.Millisecond)
-	fmt.Fprintln(stdin)
-	if l := next(); l != "second:200" {
-		t.Fatalf("after allowing: %q (%s)", l, stderr.String())
+	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp), 200*time.Millisecond)
+	if l := r.next(t); l != "second:200" {
+		t.Fatalf("after allowing: %q (%s)", l, r.stderr.String())
 	}
 	// A bad line is dropped; then a line that closes it again.
-	fmt.Fprintln(pw, `{"network": {"allowedDomains": ["*"]}}`)
-	fmt.Fprintln(pw, `{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`)
-	time.Sleep(200 * time.Millisecond)
-	fmt.Fprintln(stdin)
-	if l := next(); l != "third:403" {
+	fmt.Fprintln(r.pw, `{"network": {"allowedDomains": ["*"]}}`)
+	r.step(`{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`, 200*time.Millisecond)
+	if l := r.next(t); l != "third:403" {
 		t.Fatalf("after denying: %q", l)
 	}
-	stdin.Close()
-	pw.Close()
-	for out.Scan() {
-		if strings.Contains(out.Text(), "LEAKED") {
+	r.close()
+	for r.out.Scan() {
+		if strings.Contains(r.out.Text(), "LEAKED") {
 			t.Fatal("the control descriptor reached the command")
 		}
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("sbx: %v; stderr %s", err, stderr.String())
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("sbx: %v; stderr %s", err, r.stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "--control-fd 7 line 2") || !strings.Contains(stderr.String(), "dropped") {
-		t.Fatalf("the bad line was not reported: %s", stderr.String())
+	if !strings.Contains(r.stderr.String(), "--control-fd 7 line 2") || !strings.Contains(r.stderr.String(), "dropped") {
+		t.Fatalf("the bad line was not reported: %s", r.stderr.String())
 	}
 	if c.n.Load() != 1 {
 		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
@@ -102,49 +76,23 @@ func TestControlFDLoopbackLiteral(t *testing.T) {
 	if !strings.HasPrefix(hp, "127.0.0.1:") {
 		t.Fatalf("the test server is not on 127.0.0.1: %s", hp)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	vf := t.TempDir() + "/v.jsonl"
 	script := fmt.Sprintf(`echo "first:$(%[1]s -s -o /dev/null -w '%%{http_code}' %[2]s/a)"
 		read line < /dev/stdin
 		echo "second:$(%[1]s -s -o /dev/null -w '%%{http_code}' %[2]s/b)"`, curl, s.URL)
-	cmd := exec.CommandContext(ctx, sbxBin, "--control-fd", "7", "--violations", vf, "--", "/bin/sh", "-c", script)
-	cmd.Env = hermeticEnv()
-	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	r := startControlled(t, ctx, hermeticEnv(), "--violations", vf, "--", "/bin/sh", "-c", script)
+	if l := r.next(t); l != "first:403" {
+		t.Fatalf("before the update: want the proxy's 403, got %q (%s)", l, r.stderr.String())
 	}
-	pr.Close()
-	out := bufio.NewScanner(stdout)
-	next := func() string {
-		if !out.Scan() {
-			t.Fatalf("the command ended early; stderr: %s", stderr.String())
-		}
-		return out.Text()
+	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp), 200*time.Millisecond)
+	if l := r.next(t); l != "second:200" {
+		t.Fatalf("after allowing %s: %q (%s)", hp, l, r.stderr.String())
 	}
-	if l := next(); l != "first:403" {
-		t.Fatalf("before the update: want the proxy's 403, got %q (%s)", l, stderr.String())
-	}
-	fmt.Fprintf(pw, `{"network": {"allowedDomains": ["%s"]}}`+"\n", hp)
-	time.Sleep(200 * time.Millisecond)
-	fmt.Fprintln(stdin)
-	if l := next(); l != "second:200" {
-		t.Fatalf("after allowing %s: %q (%s)", hp, l, stderr.String())
-	}
-	stdin.Close()
-	pw.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("sbx: %v; stderr %s", err, stderr.String())
+	r.close()
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("sbx: %v; stderr %s", err, r.stderr.String())
 	}
 	if c.n.Load() != 1 {
 		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
@@ -174,4 +122,61 @@ func TestNoProxyOwnLoopback(t *testing.T) {
 	if r.code != 0 || r.stdout != "[localhost,127.0.0.1,::1]\n200\n" {
 		t.Fatalf("--allow-local-binding: want NO_PROXY naming the own loopback and the inside server reached: %s", r)
 	}
+}
+
+// controlled is a run of sbx with --control-fd 7 whose command prints
+// one line per step and reads a line from its stdin between steps.
+type controlled struct {
+	cmd    *exec.Cmd
+	pw     *os.File // the control descriptor's write end
+	stdin  io.WriteCloser
+	out    *bufio.Scanner
+	stderr *strings.Builder
+}
+
+// startControlled starts sbx --control-fd 7 ARGS (env nil: the test's
+// own environment); the run ends with ctx or close.
+func startControlled(t *testing.T, ctx context.Context, env []string, args ...string) *controlled {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pw.Close() })
+	defer pr.Close()
+	c := &controlled{pw: pw, stderr: &strings.Builder{}}
+	c.cmd = exec.CommandContext(ctx, sbxBin, append([]string{"--control-fd", "7"}, args...)...)
+	c.cmd.Env = env
+	c.cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
+	c.stdin, _ = c.cmd.StdinPipe()
+	stdout, _ := c.cmd.StdoutPipe()
+	c.cmd.Stderr = c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.out = bufio.NewScanner(stdout)
+	return c
+}
+
+// next is the command's next line; it fails the test if there is none.
+func (c *controlled) next(t *testing.T) string {
+	t.Helper()
+	if !c.out.Scan() {
+		t.Fatalf("the command ended early; stderr: %s", c.stderr.String())
+	}
+	return c.out.Text()
+}
+
+// step sends line on the control descriptor, lets the supervisor apply
+// it, then lets the command take its next step.
+func (c *controlled) step(line string, settle time.Duration) {
+	fmt.Fprintln(c.pw, line)
+	time.Sleep(settle)
+	fmt.Fprintln(c.stdin)
+}
+
+// close ends the command's input and the control descriptor.
+func (c *controlled) close() {
+	c.stdin.Close()
+	c.pw.Close()
 }
