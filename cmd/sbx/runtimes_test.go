@@ -245,16 +245,7 @@ func runtimeCases() []runtimeCase {
 			}
 			return ""
 		})},
-		{"node24", "node", nodeCase(24, func() string {
-			for _, p := range []string{os.Getenv("SBX_TEST_NODE"), "/opt/sbx-test/node24/bin/node"} {
-				if p != "" {
-					if _, err := os.Stat(p); err == nil {
-						return p
-					}
-				}
-			}
-			return ""
-		})},
+		{"node24", "node", nodeCase(24, node24)},
 		{"python", "python", func(t *testing.T, dir string) (runtimeRun, string) {
 			py := "/usr/bin/python3"
 			if _, err := os.Stat(py); err != nil {
@@ -323,13 +314,7 @@ func runtimeCases() []runtimeCase {
 // `node -e 1` under Node 24 (whose libuv probes io_uring_setup on every
 // start) with --fail-on-violation exits 0 and prints nothing on stderr.
 func TestNode24StartIsClean(t *testing.T) {
-	node := ""
-	for _, p := range []string{os.Getenv("SBX_TEST_NODE"), "/opt/sbx-test/node24/bin/node"} {
-		if _, err := os.Stat(p); p != "" && err == nil {
-			node = p
-			break
-		}
-	}
+	node := node24()
 	if node == "" {
 		t.Skip("no Node 24 (scripts/setup.sh installs one at /opt/sbx-test/node24)")
 	}
@@ -337,4 +322,17 @@ func TestNode24StartIsClean(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("want exit 0 and an empty stderr: %s", r)
 	}
+}
+
+// node24 is the Node 24 the tests use: $SBX_TEST_NODE, else the one
+// scripts/setup.sh installs; "" when neither is there.
+func node24() string {
+	for _, p := range []string{os.Getenv("SBX_TEST_NODE"), "/opt/sbx-test/node24/bin/node"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -103,21 +103,33 @@ type miss struct {
 	text string
 }
 
-// runCase materializes c, runs sbx once and compares.
-func runCase(t testing.TB, c *Case) *outcome {
+// materializeIn makes a directory for c under workDir (named prefix…,
+// readable by the unprivileged user) and c's tree in it; remove deletes
+// it, unless -keep. The caller defers remove: a soak makes thousands.
+func materializeIn(t testing.TB, prefix string, c *Case) (dir string, env Env, remove func()) {
 	t.Helper()
-	dir, err := os.MkdirTemp(workDir, "case-")
+	dir, err := os.MkdirTemp(workDir, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(dir, 0o755)
-	if !*keep {
-		defer os.RemoveAll(dir)
+	remove = func() {
+		if !*keep {
+			os.RemoveAll(dir)
+		}
 	}
-	env, err := Materialize(c, dir)
-	if err != nil {
+	if env, err = Materialize(c, dir); err != nil {
+		remove()
 		t.Fatal(err)
 	}
+	return dir, env, remove
+}
+
+// runCase materializes c, runs sbx once and compares.
+func runCase(t testing.TB, c *Case) *outcome {
+	t.Helper()
+	dir, env, remove := materializeIn(t, "case-", c)
+	defer remove()
 	o := &outcome{c: c, env: env, caseDir: dir, files: map[string]string{}}
 	for _, f := range env.Files {
 		b, _ := os.ReadFile(f)

@@ -164,18 +164,8 @@ type srtRun struct {
 // runSrt runs c's srt settings file under srt with the same probe list.
 func runSrt(t *testing.T, c *Case) srtRun {
 	t.Helper()
-	dir, err := os.MkdirTemp(workDir, "srt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Chmod(dir, 0o755)
-	if !*keep {
-		defer os.RemoveAll(dir)
-	}
-	env, err := Materialize(c, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, env, remove := materializeIn(t, "srt-", c)
+	defer remove()
 	probes := Probes(c, env)
 	spec, _ := json.Marshal(probes)
 	specFile := filepath.Join(dir, "probes.json")
@@ -189,7 +179,7 @@ func runSrt(t *testing.T, c *Case) srtRun {
 	cmd.Env = append(sbxEnv(env, dir), "TMPDIR=/tmp")
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err = cmd.Run()
+	err := cmd.Run()
 	r := srtRun{stdout: so.String(), stderr: se.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
