@@ -2,7 +2,6 @@ package capture
 
 import (
 	"net"
-	"sync"
 
 	"github.com/sbx-sh/sbx/netproxy"
 	"golang.org/x/net/dns/dnsmessage"
@@ -29,9 +28,6 @@ type Policy interface {
 // connections are refused either way).
 const TTL = 60
 
-// maxReported bounds the memory of names already reported.
-const maxReported = 4096
-
 // Resolver answers the sandbox's DNS queries from the policy and the
 // address book; it never asks another resolver. See the package doc for
 // what each query gets.
@@ -39,13 +35,12 @@ type Resolver struct {
 	names *Names
 	pol   Policy
 
-	mu       sync.Mutex
-	reported map[string]bool
+	reported onceSet[string]
 }
 
 // NewResolver returns a resolver handing out names' addresses from names.
 func NewResolver(names *Names, pol Policy) *Resolver {
-	return &Resolver{names: names, pol: pol, reported: map[string]bool{}}
+	return &Resolver{names: names, pol: pol}
 }
 
 // Answer returns the response to one DNS query message, or nil when the
@@ -141,13 +136,7 @@ func (r *Resolver) reply(qh dnsmessage.Header, qs []dnsmessage.Question, rcode d
 // reportOnce records a refused name once per run: a lookup asks A and
 // AAAA, often twice over, and one refusal is one record.
 func (r *Resolver) reportOnce(name string, d netproxy.Decision) {
-	r.mu.Lock()
-	seen := r.reported[name]
-	if !seen && len(r.reported) < maxReported {
-		r.reported[name] = true
-	}
-	r.mu.Unlock()
-	if seen {
+	if !r.reported.first(name) {
 		return
 	}
 	r.pol.Report(netproxy.Denial{Proto: netproxy.ProtoDNS, Host: truncate(name), Rule: d.Rule, Reason: d.Reason})

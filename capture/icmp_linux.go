@@ -60,14 +60,7 @@ func echoRequest(pkt *stack.PacketBuffer) (netip.Addr, bool) {
 }
 
 func (sv *server) refuseICMP(dst netip.Addr) {
-	key := netip.AddrPortFrom(dst, 0) // UDP port 0 never reaches refuseUDP's map
-	sv.mu.Lock()
-	seen := sv.refusedICMP[key]
-	if !seen && len(sv.refusedICMP) < maxReported {
-		sv.refusedICMP[key] = true
-	}
-	sv.mu.Unlock()
-	if seen {
+	if !sv.refusedICMP.first(dst) {
 		return
 	}
 	host := dst.String()

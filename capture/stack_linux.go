@@ -68,8 +68,7 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy),
-		refusedUDP: map[netip.AddrPort]bool{}, refusedICMP: map[netip.AddrPort]bool{}}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy)}
 	// Handlers first: the device delivers packets as soon as the NIC exists.
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
@@ -125,10 +124,11 @@ type server struct {
 	res *Resolver
 	wg  sync.WaitGroup
 
-	mu          sync.Mutex
-	closing     bool
-	refusedUDP  map[netip.AddrPort]bool
-	refusedICMP map[netip.AddrPort]bool
+	mu      sync.Mutex
+	closing bool
+
+	refusedUDP  onceSet[netip.AddrPort] // one record per destination
+	refusedICMP onceSet[netip.Addr]
 }
 
 // host is the name dst was handed out for, or the literal address (which
@@ -210,13 +210,7 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 func (sv *server) refuseUDP(id stack.TransportEndpointID) {
 	a, _ := netip.AddrFromSlice(id.LocalAddress.AsSlice())
 	ap := netip.AddrPortFrom(a.Unmap(), id.LocalPort)
-	sv.mu.Lock()
-	seen := sv.refusedUDP[ap]
-	if !seen && len(sv.refusedUDP) < maxReported {
-		sv.refusedUDP[ap] = true
-	}
-	sv.mu.Unlock()
-	if seen {
+	if !sv.refusedUDP.first(ap) {
 		return
 	}
 	sv.cfg.Policy.Report(netproxy.Denial{Proto: ProtoUDP, Host: sv.host(id.LocalAddress), Port: int(id.LocalPort),
