@@ -193,9 +193,10 @@ func (p *Proxy) sniff(c net.Conn, host string, port int) ([]byte, *Denial) {
 	if first[0] != 0x16 { // not a TLS handshake record
 		return first, nil
 	}
-	rec := &recordingConn{Conn: c, buf: *bytes.NewBuffer(first), prefix: first}
-	sni, ok := clientHelloServerName(rec, p.lim.readHeader)
-	early := rec.buf.Bytes()
+	// Replay the bytes read, then read on, keeping everything after them.
+	seen := bytes.NewBuffer(first)
+	sni, ok := clientHelloServerName(&prefixConn{Conn: recordingConn{c, seen}, prefix: first}, p.lim.readHeader)
+	early := seen.Bytes()
 	if !ok || sni == "" {
 		return early, nil
 	}
@@ -226,20 +227,13 @@ func clientHelloServerName(c net.Conn, timeout time.Duration) (sni string, ok bo
 	return sni, ok
 }
 
-// recordingConn replays prefix, then reads c, and keeps in buf everything
-// read beyond prefix (buf starts with prefix).
+// recordingConn keeps in buf everything read from the connection.
 type recordingConn struct {
 	net.Conn
-	buf    bytes.Buffer
-	prefix []byte
+	buf *bytes.Buffer
 }
 
-func (r *recordingConn) Read(b []byte) (int, error) {
-	if len(r.prefix) > 0 {
-		n := copy(b, r.prefix)
-		r.prefix = r.prefix[n:]
-		return n, nil
-	}
+func (r recordingConn) Read(b []byte) (int, error) {
 	if r.buf.Len() > 64<<10 {
 		return 0, io.ErrShortBuffer // no ClientHello is this long
 	}
