@@ -114,6 +114,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
 	}
 	inWritable := func(path string) bool { return policy.WithinAny(path, writable) }
+	names := policy.ProtectedNames(fs.AllowGitConfig)
 	for _, d := range fs.DenyRead {
 		if d == "/" {
 			plan.EmptyRoot = true
@@ -151,7 +152,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 				// protected name (the name's own read-only bind lies
 				// under the mask, which this bind pierces).
 				kind := OpRO
-				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) && !inProtectedName(a, writable, policy.ProtectedNames(fs.AllowGitConfig)) {
+				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) && !inProtectedName(a, writable, names) {
 					kind = OpRW
 				}
 				add(kind, a, false, "allowRead inside denyRead "+d)
@@ -205,9 +206,9 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// A name SearchDepth components below a root is found (srt's rg
 	// --max-depth): the root and the directories down to SearchDepth-1
 	// levels below it are listed.
-	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), policy.ProtectedNames(fs.AllowGitConfig), fs.ScanCache)
+	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
 	if prot.err == nil {
-		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, policy.ProtectedNames(fs.AllowGitConfig))
+		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, names)
 	}
 	if prot.err != nil {
 		return plan, prot.err
