@@ -73,7 +73,10 @@ func (rs Ruleset) rulesetAttr() (int, *unix.LandlockRulesetAttr, uintptr, error)
 	attr := &unix.LandlockRulesetAttr{Handled_access_fs: fsMask(abi)}
 	size := unsafe.Sizeof(attr.Handled_access_fs)
 	if abi >= 4 && rs.RestrictTCP {
-		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP
+		if !rs.ConnectAny {
+			attr.Handled_access_net |= unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		}
 	}
 	if abi >= 4 {
 		size += unsafe.Sizeof(attr.Handled_access_net)

@@ -59,6 +59,11 @@ type Ruleset struct {
 	// ports the command may connect to.
 	RestrictTCP  bool     `json:"restrictTcp"`
 	ConnectPorts []uint16 `json:"connectPorts,omitempty"`
+	// ConnectAny leaves TCP connect unrestricted (only bind is handled):
+	// set under capture, where every destination but the sandbox's own
+	// loopback is the capture device, whose other end vets each
+	// connection as the proxy would.
+	ConnectAny bool `json:"connectAny,omitempty"`
 	// BindPorts are the only ports the command may bind (published ports).
 	BindPorts []uint16 `json:"bindPorts,omitempty"`
 	// Notes explain where Landlock leaves enforcement to the mount view.
@@ -74,6 +79,8 @@ type Options struct {
 	// BindPorts are ports the command may listen on without
 	// allowLocalBinding (the inside ports of --publish).
 	BindPorts []uint16
+	// Capture: TCP connect is not restricted (Ruleset.ConnectAny).
+	Capture bool
 }
 
 // Plan computes the Ruleset for p.
@@ -107,7 +114,10 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 	}
 	if !p.Network.AllowLocalBinding && p.Network.Mode != "host" {
 		rs.RestrictTCP = true
-		rs.ConnectPorts = append(rs.ConnectPorts, o.ProxyPorts...)
+		rs.ConnectAny = o.Capture
+		if !o.Capture {
+			rs.ConnectPorts = append(rs.ConnectPorts, o.ProxyPorts...)
+		}
 		rs.BindPorts = append(rs.BindPorts, o.BindPorts...)
 	}
 	return rs

@@ -51,6 +51,9 @@ type Input struct {
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
 	NetMode                                     string // "", "none", "filtered", "host"
+	// Capture is --capture: "" (the settings decide; on by default),
+	// "on" or "off".
+	Capture string
 	TLSTerminate                                bool   // --tls-terminate: with an ephemeral CA unless settings name one
 	Publish                                     []string
 
@@ -126,6 +129,9 @@ type builder struct {
 // merge reads the layers (settings files, flags) and merges them.
 func (b *builder) merge() error {
 	in := b.in
+	if in.Capture != "" && in.Capture != "on" && in.Capture != "off" {
+		return fmt.Errorf("--capture %q: use on or off", in.Capture)
+	}
 	b.home = in.Home
 	if b.home == "" || !filepath.IsAbs(b.home) {
 		b.home = in.PasswdHome
@@ -136,6 +142,7 @@ func (b *builder) merge() error {
 	}
 	b.p = &Policy{Notes: layerNotes}
 	b.p.Filesystem.SearchDepth = DefaultSearchDepth
+	b.p.Network.Capture = true // sbx's own default; network.capture false or --capture off
 	b.r = resolver{cwd: in.Cwd, home: b.home, dirs: map[string]string{}, notes: &b.p.Notes}
 	m, err := mergeLayers(layers, b.p, b.r)
 	if err != nil {

@@ -30,6 +30,7 @@ var flagNames = map[string]string{
 	"allowUnixSockets": "--allow-unix-socket", "allowGitConfig": "--allow-git-config",
 	"allowPty": "--allow-pty", "enableWeakerNestedSandbox": "--weaker-nested",
 	"allowAllUnixSockets": "--allow-all-unix-sockets", "allowLocalBinding": "--allow-local-binding",
+	"capture": "--capture",
 }
 
 // source names where layer l's list (or scalar) came from.
@@ -44,7 +45,7 @@ func (l *layer) source(list string) string {
 		return l.label
 	}
 	switch list {
-	case "allowedDomains", "deniedDomains", "deniedResolvedAddresses", "allowUnixSockets", "allowAllUnixSockets", "allowLocalBinding", "strictAllowlist":
+	case "allowedDomains", "deniedDomains", "deniedResolvedAddresses", "allowUnixSockets", "allowAllUnixSockets", "allowLocalBinding", "strictAllowlist", "capture":
 		list = "network." + list
 	case "allowRead", "denyRead", "allowWrite", "denyWrite", "discardWrites", "allowGitConfig", "disabled":
 		list = "filesystem." + list
@@ -140,6 +141,10 @@ func flagLayer(in Input) *layer {
 	l.weakerNested = setTrue(in.WeakerNested)
 	l.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
 	l.allowLocalBinding = setTrue(in.AllowLocalBinding)
+	if in.Capture != "" {
+		on := in.Capture == "on"
+		l.capture = &on
+	}
 	l.presets = in.Presets
 	return l
 }
@@ -201,6 +206,7 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		{"strictAllowlist", &p.Network.StrictAllowlist, func(l *layer) *bool { return l.strictAllowlist }},
 		{"allowAllUnixSockets", &p.Network.AllowAllUnixSockets, func(l *layer) *bool { return l.allowAllUnixSockets }},
 		{"allowLocalBinding", &p.Network.AllowLocalBinding, func(l *layer) *bool { return l.allowLocalBinding }},
+		{"capture", &p.Network.Capture, func(l *layer) *bool { return l.capture }},
 		{"allowPty", &p.AllowPty, func(l *layer) *bool { return l.allowPty }},
 		{"enableWeakerNestedSandbox", &p.WeakerNested, func(l *layer) *bool { return l.weakerNested }},
 		{"enableWeakerNetworkIsolation", &p.EnableWeakerNetworkIsolation, func(l *layer) *bool { return l.weakerNetIso }},

@@ -126,6 +126,11 @@ type Network struct {
 	AllowUnixSockets        []string          `json:"allowUnixSockets"`
 	AllowAllUnixSockets     bool              `json:"allowAllUnixSockets"`
 	AllowLocalBinding       bool              `json:"allowLocalBinding"`
+	// Capture is network.capture / --capture (sbx's own, on unless
+	// turned off): in filtered mode, TCP and DNS from clients that
+	// ignore the proxy variables reach the proxy through a TUN device
+	// (package capture).
+	Capture bool `json:"capture"`
 	AllowMachLookup         []string          `json:"allowMachLookup,omitempty"`
 	Publish                 []string          `json:"publish,omitempty"`
 	// TLSTerminate is network.tlsTerminate / --tls-terminate: HTTPS

@@ -50,6 +50,7 @@ type layer struct {
 	parentProxy                                   *ParentProxy
 	mitmProxy                                     *MITMProxy
 	allowAllUnixSockets, allowLocalBinding        *bool
+	capture                                       *bool
 	managedDomainsOnly, managedReadOnly           bool
 
 	allowPty, weakerNested, weakerNetIso, appleEvents *bool
@@ -120,6 +121,7 @@ var Keys = map[string]string{
 	"network.allowUnixSockets":             "honoured: socket paths the command may connect to",
 	"network.allowAllUnixSockets":          "honoured: every Unix socket",
 	"network.allowLocalBinding":            "honoured: bind/listen on the sandbox's loopback",
+	"network.capture":                      "honoured (sbx's own): false turns off the capture of clients that ignore the proxy variables",
 	"network.allowMachLookup":              "honoured on macOS; no meaning on Linux",
 	"network.httpProxyPort":                "refused: sbx's own proxy is the only way out",
 	"network.socksProxyPort":               "refused: sbx's own proxy is the only way out",
@@ -438,6 +440,8 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		}
 	case "network.allowLocalBinding":
 		l.allowLocalBinding, err = l.boolean(shown, raw)
+	case "network.capture":
+		l.capture, err = l.boolean(shown, raw)
 	case "network.allowManagedDomainsOnly", "filesystem.allowManagedReadPathsOnly":
 		var b *bool
 		if b, err = l.boolean(shown, raw); err == nil && b != nil && *b {

@@ -9,6 +9,7 @@ package sandbox
 //
 //	PID 1 → supervisor    "listen"   + the proxy's HTTP and SOCKS listeners
 //	PID 1 → supervisor    "overlays" + discard overlays' layers (recvOverlays)
+//	PID 1 → supervisor    "capture"  + the capture device (captureOps)
 //	command → supervisor  "notify"   + the seccomp filter's listener
 //
 // PID 1 runs no Go (start_linux.go): it serves the published ports' dials on
@@ -22,6 +23,7 @@ package sandbox
 // the command's Landlock port rules.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -87,6 +89,8 @@ type ctlSide struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	once   sync.Once
+	// stopCapture ends the capture stack (nil until the device arrives).
+	stopCapture context.CancelFunc
 }
 
 // prepareControl does what can fail before the sandbox starts: it binds the
@@ -202,6 +206,19 @@ func (ns *ctlSide) readLoop() {
 			if ls[1] != nil {
 				go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
 			}
+		case len(f) == 1 && f[0] == "capture" && len(files) == 1 && ns.proxy != nil && ns.pl.Net.names != nil:
+			ctx, cancel := context.WithCancel(context.Background())
+			ns.mu.Lock()
+			if ns.closed || ns.stopCapture != nil {
+				ns.mu.Unlock()
+				cancel()
+				files[0].Close()
+				continue
+			}
+			ns.stopCapture = cancel
+			ns.wg.Add(1)
+			ns.mu.Unlock()
+			go ns.serveCapture(ctx, files[0])
 		case len(f) == 1 && f[0] == "notify" && len(files) == 1:
 			l := seccomp.NewListener(files[0])
 			ns.mu.Lock()
@@ -436,6 +453,9 @@ func (ns *ctlSide) doClose() {
 	if ns.notif != nil {
 		ns.notif.Close()
 	}
+	if ns.stopCapture != nil {
+		ns.stopCapture()
+	}
 	ns.mu.Unlock()
 	if ns.ctl != nil {
 		ns.ctl.Close()
@@ -522,7 +542,7 @@ func newConnector(rs landlock.Ruleset) (func(int, []byte) unix.Errno, error) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread is restricted
 		if rs.RestrictTCP {
-			net := landlock.Ruleset{RestrictTCP: true, ConnectPorts: rs.ConnectPorts, BindPorts: rs.BindPorts}
+			net := landlock.Ruleset{RestrictTCP: true, ConnectAny: rs.ConnectAny, ConnectPorts: rs.ConnectPorts, BindPorts: rs.BindPorts}
 			if _, err := net.RestrictThread(); err != nil {
 				ready <- fmt.Errorf("restricting the connect thread: %w", err)
 				return

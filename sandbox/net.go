@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sbx-sh/sbx/capture"
 	"github.com/sbx-sh/sbx/netproxy"
 	"github.com/sbx-sh/sbx/policy"
 )
@@ -54,6 +55,16 @@ type NetPlan struct {
 	// allowed is refused there and recorded rather than failing in the
 	// dark.
 	ProxyLoopback bool `json:"proxyLoopback,omitempty"`
+	// Capture is set when TCP and DNS from clients that ignore the
+	// proxy variables reach the proxy through the capture device
+	// (network.capture; capture.go).
+	Capture bool `json:"capture"`
+
+	// names is the capture's address book for the run.
+	names *capture.Names
+	// captureFiles are resolv.conf, hosts and nsswitch.conf as the
+	// command sees them under capture.
+	captureFiles []maskedFile
 
 	proxy netproxy.Config
 	// managed is the managed layer's network lists, which --control-fd
@@ -300,5 +311,5 @@ func computeNet(pl *Plan, p *policy.Policy) error {
 		client.CABundle = n.TLS.BundlePath
 	}
 	pl.Env = netproxy.ClientEnv(pl.Env, client)
-	return nil
+	return planCapture(pl, p)
 }

@@ -154,6 +154,7 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 		for _, f := range pl.maskedFiles {
 			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
 		}
+		pl.captureViewOps(p)
 		for _, op := range pl.Mounts.Ops {
 			if op.Kind == ns.OpStub && filepath.Base(op.Path) == ".git" {
 				pl.Env = goVCSOff(pl.Env)
@@ -161,7 +162,7 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			}
 		}
 	}
-	lo := landlock.Options{Weaker: pl.Weaker}
+	lo := landlock.Options{Weaker: pl.Weaker, Capture: pl.Net.Capture}
 	if pl.Net.Proxy {
 		lo.ProxyPorts = []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort}
 	}

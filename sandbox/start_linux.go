@@ -238,6 +238,12 @@ func (l *launch) compile() error {
 	if err := l.gate(prog); err != nil {
 		return err
 	}
+	if pl.Net.Capture {
+		// Before the view: the host's /dev/net/tun is still there.
+		if err := captureOps(prog, l.sock, pl.Net.names); err != nil {
+			return err
+		}
+	}
 	view, err := ns.Compile(pl.Mounts, l.sock, prog, &l.exit)
 	if err != nil {
 		return tooLarge(err)

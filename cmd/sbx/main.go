@@ -227,6 +227,7 @@ func newRunFlags(profile bool) *runFlags {
 	fs.BoolVar(&in.AllowLocalBinding, "allow-local-binding", false, "")
 	fs.Var(&f.publish, "publish", "")
 	fs.StringVar(&in.NetMode, "net", "", "")
+	fs.StringVar(&in.Capture, "capture", "", "")
 	fs.BoolVar(&in.TLSTerminate, "tls-terminate", false, "")
 	fs.Var(&f.keep, "keep-fd", "")
 	fs.Var(&f.controlFD, "control-fd", "")

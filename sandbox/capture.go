@@ -1,0 +1,141 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/sbx-sh/sbx/capture"
+	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// The plan of the capture (network.capture, on unless turned off): in
+// filtered mode the sandbox's network namespace gets a TUN device whose
+// other end is the supervisor (capture_linux.go), and the command's view
+// gets a resolv.conf that names sbx's resolver on it, a hosts file with
+// only the loopback names, and an nsswitch.conf whose hosts line is
+// "files dns", so that every other name a client dials is the name the
+// policy sees.
+
+// tunDevice is the clone device of the TUN driver.
+const tunDevice = "/dev/net/tun"
+
+// planCapture turns the capture on for a filtered run when the policy
+// wants it and this user can open the TUN device; when the device is
+// out of reach the run goes on without, with a note.
+func planCapture(pl *Plan, p *policy.Policy) error {
+	if !p.Network.Capture || runtime.GOOS != "linux" {
+		return nil
+	}
+	if err := tunUsable(); err != nil {
+		p.Notes = append(p.Notes, fmt.Sprintf("network.capture: off: %v; clients that ignore the proxy variables get no network (sbx doctor --fix makes the device usable; --capture off says you know)", err))
+		return nil
+	}
+	names, err := capture.NewNames(netip.Prefix{})
+	if err != nil {
+		return fmt.Errorf("network.capture: %w", err)
+	}
+	pl.Net.Capture, pl.Net.names = true, names
+	_, _, res4, _ := names.DeviceAddrs()
+	host, _ := os.Hostname()
+	for _, f := range []struct {
+		path    string
+		content func([]byte) []byte
+	}{
+		{"/etc/resolv.conf", func([]byte) []byte { return resolvConf(res4) }},
+		{"/etc/hosts", func([]byte) []byte { return hostsFile(host) }},
+		{"/etc/nsswitch.conf", nsswitchConf},
+	} {
+		real, err := filepath.EvalSymlinks(f.path)
+		if err != nil {
+			if f.path != "/etc/nsswitch.conf" { // glibc's default then is "dns files"
+				p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s: %v: names resolve as the host's file says", f.path, err))
+			}
+			continue
+		}
+		old, err := os.ReadFile(real)
+		if err != nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s: %v: names resolve as the host's file says", f.path, err))
+			continue
+		}
+		pl.Net.captureFiles = append(pl.Net.captureFiles, maskedFile{Path: real, Content: f.content(old)})
+	}
+	return nil
+}
+
+// tunUsable reports why the TUN device cannot be opened, if it cannot.
+// The sandbox's first process opens it with the caller's own rights (its
+// root is the caller), so the supervisor's open answers for it.
+func tunUsable() error {
+	f, err := os.OpenFile(tunDevice, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// captureViewOps are the capture's files bound over the host's, each
+// where the view shows the host's own file; one the view does not show
+// is left as it is, with a note.
+func (pl *Plan) captureViewOps(p *policy.Policy) {
+	for _, f := range pl.Net.captureFiles {
+		if !pl.Mounts.HostInode(f.Path) {
+			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s is not the host's in the sandbox's view: left as it is", f.Path))
+			continue
+		}
+		pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "network.capture"})
+	}
+}
+
+// resolvConf names only sbx's resolver: no search domains, so the name
+// a client asks for is the name the policy sees.
+func resolvConf(resolver netip.Addr) []byte {
+	return []byte("# sbx: names resolve through sbx's resolver on the capture device (network.capture)\n" +
+		"nameserver " + resolver.String() + "\noptions timeout:2 attempts:2\n")
+}
+
+// hostsFile keeps only the loopback names: localhost and the host's own
+// name. Every other name goes to the resolver.
+func hostsFile(host string) []byte {
+	var b strings.Builder
+	b.WriteString("# sbx: only the loopback names; every other name resolves through sbx (network.capture)\n")
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+	if host != "" && host != "localhost" && !strings.ContainsAny(host, " \t\n#") {
+		b.WriteString("127.0.1.1\t" + host)
+		if short, _, ok := strings.Cut(host, "."); ok && short != "" {
+			b.WriteString(" " + short)
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String())
+}
+
+// nsswitchConf is the host's nsswitch.conf with its hosts line made
+// "files dns": no multicast DNS, no systemd-resolved, no other source
+// that would answer a name without sbx.
+func nsswitchConf(old []byte) []byte {
+	var out bytes.Buffer
+	seen := false
+	for _, line := range strings.SplitAfter(string(old), "\n") {
+		if k, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && strings.TrimSpace(k) == "hosts" {
+			if !seen {
+				out.WriteString("hosts: files dns # sbx (network.capture)\n")
+			}
+			seen = true
+			continue
+		}
+		out.WriteString(line)
+	}
+	if !seen {
+		if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
+			out.WriteString("\n")
+		}
+		out.WriteString("hosts: files dns # sbx (network.capture)\n")
+	}
+	return out.Bytes()
+}
