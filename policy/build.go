@@ -53,9 +53,9 @@ type Input struct {
 	NetMode                                     string // "", "none", "filtered", "host"
 	// Capture is --capture: "" (the settings decide; on by default),
 	// "on" or "off".
-	Capture string
-	TLSTerminate                                bool   // --tls-terminate: with an ephemeral CA unless settings name one
-	Publish                                     []string
+	Capture      string
+	TLSTerminate bool // --tls-terminate: with an ephemeral CA unless settings name one
+	Publish      []string
 
 	ClearEnv                  bool
 	PassEnv, SetEnv, UnsetEnv []string

@@ -130,9 +130,9 @@ type Network struct {
 	// turned off): in filtered mode, TCP and DNS from clients that
 	// ignore the proxy variables reach the proxy through a TUN device
 	// (package capture).
-	Capture bool `json:"capture"`
-	AllowMachLookup         []string          `json:"allowMachLookup,omitempty"`
-	Publish                 []string          `json:"publish,omitempty"`
+	Capture         bool     `json:"capture"`
+	AllowMachLookup []string `json:"allowMachLookup,omitempty"`
+	Publish         []string `json:"publish,omitempty"`
 	// TLSTerminate is network.tlsTerminate / --tls-terminate: HTTPS
 	// CONNECTs to allowed hosts are terminated in the proxy; nil is off.
 	TLSTerminate *TLSTerminate `json:"tlsTerminate,omitempty"`
