@@ -72,19 +72,19 @@
 // # Cost
 //
 // Importing the package links netstack into the binary and runs its
-// package initialisers at start-up (docs/network.md, "Capture (in
-// progress)", has the numbers); Serve allocates the stack only when
-// called, so a run without filtered networking pays no memory or
-// goroutines for it.
+// package initialisers at start-up (docs/benchmarks.md has the numbers);
+// Serve allocates the stack only when called, so a run without filtered
+// networking pays no memory or goroutines for it.
 //
 // # Platforms
 //
 // Serve is Linux-only (stack_linux.go); elsewhere it returns an error.
 // The resolver and the address book are portable.
 //
-// # Not yet
+// # Where it runs
 //
-// Nothing in sbx calls Serve yet: opening the device in the sandbox's
-// namespace, resolv.conf and /etc/hosts in its view, and --capture are
-// the next increment.
+// sbx's supervisor calls Serve on the TUN device the sandbox's first
+// process creates in the sandbox's network namespace and hands over
+// (package sandbox, capture_linux.go); the same package binds the
+// resolv.conf, hosts and nsswitch.conf that send names here.
 package capture

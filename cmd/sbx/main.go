@@ -472,6 +472,8 @@ Network:
   --allow-unix-socket PATH   the command may connect to this Unix socket, and no other
   --allow-all-unix-sockets   every Unix socket the filesystem view reaches
   --allow-local-binding      let the command listen on the sandbox's loopback
+  --capture on|off           default on: TCP and DNS of clients that ignore the proxy
+                             variables reach the proxy through a TUN device (network.capture)
   --tls-terminate            terminate HTTPS to allowed hosts in the proxy, with a CA made
                              for the run (network.tlsTerminate); the command trusts it
                              through SSL_CERT_FILE and friends
