@@ -35,7 +35,7 @@ type Resolver struct {
 	names *Names
 	pol   Policy
 
-	reported onceSet[string]
+	reported netproxy.OnceSet[string]
 }
 
 // NewResolver returns a resolver handing out names' addresses from names.
@@ -136,7 +136,7 @@ func (r *Resolver) reply(qh dnsmessage.Header, qs []dnsmessage.Question, rcode d
 // reportOnce records a refused name once per run: a lookup asks A and
 // AAAA, often twice over, and one refusal is one record.
 func (r *Resolver) reportOnce(name string, d netproxy.Decision) {
-	if !r.reported.first(name) {
+	if !r.reported.First(name) {
 		return
 	}
 	r.pol.Report(netproxy.Denial{Proto: netproxy.ProtoDNS, Host: truncate(name), Rule: d.Rule, Reason: d.Reason})

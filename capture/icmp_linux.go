@@ -60,7 +60,7 @@ func echoRequest(pkt *stack.PacketBuffer) (netip.Addr, bool) {
 }
 
 func (sv *server) refuseICMP(dst netip.Addr) {
-	if !sv.refusedICMP.first(dst) {
+	if !sv.refusedICMP.First(dst) {
 		return
 	}
 	host := dst.String()

@@ -127,8 +127,8 @@ type server struct {
 	mu      sync.Mutex
 	closing bool
 
-	refusedUDP  onceSet[netip.AddrPort] // one record per destination
-	refusedICMP onceSet[netip.Addr]
+	refusedUDP  netproxy.OnceSet[netip.AddrPort] // one record per destination
+	refusedICMP netproxy.OnceSet[netip.Addr]
 }
 
 // host is the name dst was handed out for, or the literal address (which
@@ -210,7 +210,7 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 func (sv *server) refuseUDP(id stack.TransportEndpointID) {
 	a, _ := netip.AddrFromSlice(id.LocalAddress.AsSlice())
 	ap := netip.AddrPortFrom(a.Unmap(), id.LocalPort)
-	if !sv.refusedUDP.first(ap) {
+	if !sv.refusedUDP.First(ap) {
 		return
 	}
 	sv.cfg.Policy.Report(netproxy.Denial{Proto: ProtoUDP, Host: sv.host(id.LocalAddress), Port: int(id.LocalPort),

@@ -78,7 +78,9 @@ func (p *Proxy) VetCaptured(hostname string, port int) (*Captured, error) {
 	targets, d, err := p.vet(p.ctx, ProtoCapture, hostname, port)
 	switch {
 	case d != nil:
-		p.report(*d)
+		if p.capturedRefusals.First(*d) {
+			p.report(*d)
+		}
 		return nil, ErrRefused
 	case err != nil:
 		return nil, err

@@ -87,6 +87,11 @@ type Proxy struct {
 	parent   *Parent
 	mitmUp   *MITMUpstream
 	mitmDoms *ruleSet // mitmUp.Domains, compiled once
+	// capturedRefusals: each refused captured destination is reported
+	// once (VetCaptured): a client tries every address a name resolved
+	// to (IPv6, then IPv4), and some retry. A CONNECT is one decision per
+	// request and is recorded each time.
+	capturedRefusals OnceSet[Denial]
 	ask      func(context.Context, string, int) bool
 	onPanic  func(any) // tests: observe a recovered panic
 

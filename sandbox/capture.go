@@ -115,6 +115,10 @@ func hostsFile(host string) []byte {
 	return []byte(b.String())
 }
 
+// nsswitchHosts replaces the hosts line. glibc's parser takes no
+// comment after a service list ("#" would be read as a service).
+const nsswitchHosts = "# sbx (network.capture): names resolve through sbx's resolver\nhosts: files dns\n"
+
 // nsswitchConf is the host's nsswitch.conf with its hosts line made
 // "files dns": no multicast DNS, no systemd-resolved, no other source
 // that would answer a name without sbx.
@@ -124,7 +128,7 @@ func nsswitchConf(old []byte) []byte {
 	for _, line := range strings.SplitAfter(string(old), "\n") {
 		if k, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && strings.TrimSpace(k) == "hosts" {
 			if !seen {
-				out.WriteString("hosts: files dns # sbx (network.capture)\n")
+				out.WriteString(nsswitchHosts)
 			}
 			seen = true
 			continue
@@ -135,7 +139,7 @@ func nsswitchConf(old []byte) []byte {
 		if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 			out.WriteString("\n")
 		}
-		out.WriteString("hosts: files dns # sbx (network.capture)\n")
+		out.WriteString(nsswitchHosts)
 	}
 	return out.Bytes()
 }
