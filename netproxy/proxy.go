@@ -92,8 +92,8 @@ type Proxy struct {
 	// to (IPv6, then IPv4), and some retry. A CONNECT is one decision per
 	// request and is recorded each time.
 	capturedRefusals OnceSet[Denial]
-	ask      func(context.Context, string, int) bool
-	onPanic  func(any) // tests: observe a recovered panic
+	ask              func(context.Context, string, int) bool
+	onPanic          func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
