@@ -1,0 +1,236 @@
+//go:build linux
+
+package main
+
+// The capture must decide as the proxy decides: generated network
+// policies (allow and deny entries with and without ports, wildcards,
+// the address guard's loopback entry present or not) against a small
+// model of the proxy's matching, each destination asked twice in one
+// run — through the proxy variables and by a client that ignores them
+// (capture). Both must agree with the model on what reaches the servers
+// and on what is recorded.
+
+import (
+	"fmt"
+	"math/rand"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// pEntry is one generated allow or deny entry.
+type pEntry struct {
+	host string // a name, "*.suffix" or "127.0.0.1"
+	port int    // 0: every port
+}
+
+func (e pEntry) String() string {
+	if e.port == 0 {
+		return e.host
+	}
+	return e.host + ":" + strconv.Itoa(e.port)
+}
+
+func (e pEntry) matches(name string, port int) bool {
+	if e.port != 0 && e.port != port {
+		return false
+	}
+	if s, ok := strings.CutPrefix(e.host, "*."); ok {
+		return strings.HasSuffix(name, "."+s)
+	}
+	return e.host == name
+}
+
+type pPolicy struct{ allow, deny []pEntry }
+
+func anyMatch(es []pEntry, name string, port int) bool {
+	for _, e := range es {
+		if e.matches(name, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// decide is the model of the proxy's decision for name:port, where every
+// name resolves to loopback (RFC 6761): deny over allow, then the
+// address guard, which passes 127.0.0.1 only when an entry lists it.
+func (p pPolicy) decide(name string, port int) bool {
+	return !anyMatch(p.deny, name, port) && anyMatch(p.allow, name, port) &&
+		!anyMatch(p.deny, "127.0.0.1", port) && anyMatch(p.allow, "127.0.0.1", port)
+}
+
+// dnsRefuses is the model of the capture resolver: a deny entry without
+// a port, or no allow entry for the name at any port.
+func (p pPolicy) dnsRefuses(name string) bool {
+	for _, e := range p.deny {
+		if e.port == 0 && e.matches(name, 0) {
+			return true
+		}
+	}
+	for _, e := range p.allow {
+		if e.matches(name, e.port) {
+			return false
+		}
+	}
+	return true
+}
+
+func genPolicy(r *rand.Rand, names []string, ports []int) pPolicy {
+	var p pPolicy
+	pick := func() pEntry {
+		var e pEntry
+		switch r.Intn(3) {
+		case 0:
+			e.host = "*.p.localhost"
+		default:
+			e.host = names[r.Intn(len(names))]
+		}
+		if r.Intn(2) == 0 {
+			e.port = ports[r.Intn(len(ports))]
+		}
+		return e
+	}
+	for n := 1 + r.Intn(3); n > 0; n-- {
+		p.allow = append(p.allow, pick())
+	}
+	for n := r.Intn(3); n > 0; n-- {
+		p.deny = append(p.deny, pick())
+	}
+	// The guard's entry: usually for every port, sometimes one port,
+	// sometimes none.
+	switch r.Intn(4) {
+	case 0:
+		p.allow = append(p.allow, pEntry{host: "127.0.0.1", port: ports[r.Intn(len(ports))]})
+	case 1:
+	default:
+		p.allow = append(p.allow, pEntry{host: "127.0.0.1"})
+	}
+	return p
+}
+
+// parityClient asks every destination in both modes and prints one line
+// each: MODE NAME PORT ok|refused.
+const parityClient = `
+import sys, urllib.request
+direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+proxied = urllib.request.build_opener()
+for dest in sys.argv[1:]:
+    name, port = dest.split(":")
+    for mode, op in (("proxy", proxied), ("capture", direct)):
+        try:
+            r = op.open("http://%s:%s/%s/%s" % (name, port, mode, name), timeout=10)
+            print(mode, name, port, "ok" if r.status == 200 else "status%d" % r.status)
+        except Exception as e:
+            print(mode, name, port, "refused")
+`
+
+func TestCaptureParity(t *testing.T) {
+	py := needTool(t, "python3")
+	names := []string{"a.p.localhost", "b.p.localhost", "c.q.localhost"}
+	var ports []int
+	var mu sync.Mutex
+	seen := map[string]int{} // "PORT /mode/name" → requests
+	for i := 0; i < 2; i++ {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		ports = append(ports, port)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen[fmt.Sprintf("%d %s", port, r.URL.Path)]++
+			mu.Unlock()
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	var dests []string
+	for _, n := range names {
+		for _, p := range ports {
+			dests = append(dests, fmt.Sprintf("%s:%d", n, p))
+		}
+	}
+	seeds := 8
+	if testing.Short() {
+		seeds = 3
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		pol := genPolicy(r, names, ports)
+		vf := filepath.Join(t.TempDir(), "v.jsonl")
+		args := []string{"--violations", vf, "--quiet-violations"}
+		for _, e := range pol.allow {
+			args = append(args, "--allow-domain", e.String())
+		}
+		for _, e := range pol.deny {
+			args = append(args, "--deny-domain", e.String())
+		}
+		mu.Lock()
+		clear(seen)
+		mu.Unlock()
+		res := sbx(t, runOpts{}, append(append(args, "--", py, "-c", parityClient), dests...)...)
+		desc := fmt.Sprintf("seed %d: allow %v deny %v", seed, pol.allow, pol.deny)
+		if res.code != 0 {
+			t.Fatalf("%s: %s", desc, res)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 4 {
+				got[f[0]+" "+f[1]+":"+f[2]] = f[3] == "ok"
+			}
+		}
+		var wantRecs []string
+		for _, n := range names {
+			if pol.dnsRefuses(n) {
+				wantRecs = append(wantRecs, "dns "+n)
+			}
+			for _, port := range ports {
+				allowed := pol.decide(n, port)
+				for _, mode := range []string{"proxy", "capture"} {
+					k := fmt.Sprintf("%s %s:%d", mode, n, port)
+					ok, asked := got[k]
+					if !asked {
+						t.Fatalf("%s: no answer for %s:\n%s", desc, k, res)
+					}
+					mu.Lock()
+					n2 := seen[fmt.Sprintf("%d /%s/%s", port, mode, n)]
+					mu.Unlock()
+					if ok != allowed || (n2 == 1) != allowed {
+						t.Errorf("%s: %s: reached=%v server saw %d, model says allowed=%v", desc, k, ok, n2, allowed)
+					}
+				}
+				if !allowed {
+					wantRecs = append(wantRecs, fmt.Sprintf("http %s:%d", n, port))
+					if !pol.dnsRefuses(n) {
+						wantRecs = append(wantRecs, fmt.Sprintf("capture %s:%d", n, port))
+					}
+				}
+			}
+		}
+		var gotRecs []string
+		for _, rec := range readRecords(t, vf) {
+			if rec.Kind != "network" {
+				continue
+			}
+			proto, _, _ := strings.Cut(rec.Detail, ":")
+			if rec.Port == 0 {
+				gotRecs = append(gotRecs, proto+" "+rec.Host)
+			} else {
+				gotRecs = append(gotRecs, fmt.Sprintf("%s %s:%d", proto, rec.Host, rec.Port))
+			}
+		}
+		sort.Strings(wantRecs)
+		sort.Strings(gotRecs)
+		if strings.Join(gotRecs, "\n") != strings.Join(wantRecs, "\n") {
+			t.Errorf("%s: records\n%s\nwant\n%s", desc, strings.Join(gotRecs, "\n"), strings.Join(wantRecs, "\n"))
+		}
+	}
+}
