@@ -39,7 +39,7 @@ func LocalhostCA(name string, validFor time.Duration) ([]byte, tls.Certificate, 
 		return nil, tls.Certificate{}, err
 	}
 	leafT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validFor), DNSNames: []string{"localhost"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validFor), DNSNames: []string{"localhost", "*.localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		KeyUsage: x509.KeyUsageDigitalSignature}
 	der, err := x509.CreateCertificate(rand.Reader, leafT, ca, &key.PublicKey, caKey)

@@ -11,10 +11,15 @@ package main
 // and on what is recorded.
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
 	"math/rand"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -232,5 +237,73 @@ func TestCaptureParity(t *testing.T) {
 		if strings.Join(gotRecs, "\n") != strings.Join(wantRecs, "\n") {
 			t.Errorf("%s: records\n%s\nwant\n%s", desc, strings.Join(gotRecs, "\n"), strings.Join(wantRecs, "\n"))
 		}
+	}
+}
+
+// TestCaptureTLSTerminateAndInject: with tlsTerminate, a captured
+// connection to port 443 is terminated as a CONNECT to that name would
+// be, and a masked credential is put back for its inject host, through
+// the proxy variables and through capture alike; a host that may not
+// receive it gets the sentinel. Port 443 on the host's loopback needs
+// root (or a lowered ip_unprivileged_port_start).
+func TestCaptureTLSTerminateAndInject(t *testing.T) {
+	py := needTool(t, "python3")
+	l, err := net.Listen("tcp4", "127.0.0.1:443")
+	if err != nil {
+		t.Skipf("capture terminates port 443 only, and this user cannot listen on the host's 127.0.0.1:443: %v", err)
+	}
+	caPEM, cert := testCA(t)
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	caFile := filepath.Join(d, "ca.pem")
+	writeFile(t, caFile, string(caPEM))
+	e := &echoTLS{}
+	e.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.seen = append(e.seen, r.Host+" "+r.URL.Path+" header="+r.Header.Get("X-Token"))
+		e.mu.Unlock()
+		io.WriteString(w, "ok\n")
+	}))
+	e.srv.Listener.Close()
+	e.srv.Listener = l
+	e.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+	e.srv.StartTLS()
+	t.Cleanup(e.srv.Close)
+	const real = "realTOKENcapture0123456789"
+	settings := filepath.Join(d, "s.json")
+	writeFile(t, settings, `{"network": {"allowedDomains": ["inject.localhost:443", "other.localhost:443", "127.0.0.1:443"], "tlsTerminate": {}}, "filesystem": {},
+		"credentials": {"envVars": [{"name": "API_TOKEN", "mode": "mask", "injectHosts": ["inject.localhost"]}]}}`)
+	env := append(os.Environ(), "SSL_CERT_FILE="+caFile, "API_TOKEN="+real)
+	client := `
+import os, sys, urllib.request
+direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+proxied = urllib.request.build_opener()
+for mode, op in (("proxy", proxied), ("capture", direct)):
+    for host in ("inject", "other"):
+        req = urllib.request.Request("https://%s.localhost/%s" % (host, mode), headers={"X-Token": os.environ["API_TOKEN"]})
+        try:
+            print(mode, host, op.open(req, timeout=10).read().decode().strip())
+        except Exception as e:
+            print(mode, host, "failed", e)
+`
+	vio := filepath.Join(d, "v.jsonl")
+	r := sbx(t, runOpts{dir: d, env: env}, "--trust-project-settings", "--settings", settings, "--violations", vio, "--quiet-violations", "--", py, "-c", client)
+	wantCode(t, r, 0)
+	for _, w := range []string{"proxy inject ok", "proxy other ok", "capture inject ok", "capture other ok"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Fatalf("want %q: %s", w, r)
+		}
+	}
+	got := e.got()
+	for _, mode := range []string{"proxy", "capture"} {
+		if !strings.Contains(got, "inject.localhost /"+mode+" header="+real) {
+			t.Errorf("%s: the inject host did not get the real token:\n%s", mode, got)
+		}
+		if !regexp.MustCompile(`other.localhost /` + mode + ` header=sbxsecret_[0-9a-f]+`).MatchString(got) {
+			t.Errorf("%s: the other host must get the sentinel, never the token:\n%s", mode, got)
+		}
+	}
+	if strings.Count(got, real) != 2 {
+		t.Errorf("the token went elsewhere:\n%s", got)
 	}
 }
