@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -86,6 +87,46 @@ func (p *Proxy) VetCaptured(hostname string, port int) (*Captured, error) {
 		return nil, err
 	}
 	return &Captured{host: hostname, port: port, targets: targets}, nil
+}
+
+// askWindow is how long an --ask-fd answer about a captured name:port
+// stands for the same client's next attempts.
+const askWindow = 2 * time.Second
+
+type askKey struct {
+	host string
+	port int
+}
+
+type askMemo struct {
+	allow bool
+	at    time.Time
+}
+
+// askFor asks about hostname:port (--ask-fd). A captured connection is
+// one of several attempts of one client (each address the name resolved
+// to, IPv6 then IPv4, and retries), so an answer about a captured
+// destination stands for the next askWindow: the user is asked once per
+// connection, as for a CONNECT.
+func (p *Proxy) askFor(ctx context.Context, proto, hostname string, port int) bool {
+	if proto != ProtoCapture {
+		return p.ask(ctx, hostname, port)
+	}
+	k := askKey{hostname, port}
+	p.askMu.Lock()
+	m, ok := p.asked[k]
+	p.askMu.Unlock()
+	if ok && time.Since(m.at) < askWindow {
+		return m.allow
+	}
+	allow := p.ask(ctx, hostname, port)
+	p.askMu.Lock()
+	if p.asked == nil || len(p.asked) >= maxOnce {
+		p.asked = map[askKey]askMemo{}
+	}
+	p.asked[k] = askMemo{allow, time.Now()}
+	p.askMu.Unlock()
+	return allow
 }
 
 // ServeCaptured serves a TCP connection that the sandbox's command made to

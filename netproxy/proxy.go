@@ -93,7 +93,10 @@ type Proxy struct {
 	// request and is recorded each time.
 	capturedRefusals OnceSet[Denial]
 	ask              func(context.Context, string, int) bool
-	onPanic          func(any) // tests: observe a recovered panic
+	// asked: captured connections' recent answers (askFor).
+	askMu   sync.Mutex
+	asked   map[askKey]askMemo
+	onPanic func(any) // tests: observe a recovered panic
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

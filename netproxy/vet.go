@@ -55,7 +55,7 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	pol := p.pol.Load() // one policy for the whole decision
 	dec, entry := pol.decide(h, port)
 	if !dec.Allowed && dec.Rule == RuleDefault && p.ask != nil {
-		if p.ask(ctx, h.name, port) {
+		if p.askFor(ctx, proto, h.name, port) {
 			dec = Decision{Allowed: true, Rule: "asked", Reason: "allowed when asked (--ask-fd)"}
 		} else {
 			dec.Reason = "not in network.allowedDomains, and refused when asked (--ask-fd)"

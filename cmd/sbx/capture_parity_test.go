@@ -11,7 +11,10 @@ package main
 // and on what is recorded.
 
 import (
+	"bufio"
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
@@ -19,13 +22,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/sbx-sh/sbx/internal/testserve"
 )
 
 // pEntry is one generated allow or deny entry.
@@ -305,5 +313,162 @@ for mode, op in (("proxy", proxied), ("capture", direct)):
 	}
 	if strings.Count(got, real) != 2 {
 		t.Errorf("the token went elsewhere:\n%s", got)
+	}
+}
+
+// captureGet is a shell function for a client that ignores the proxy
+// variables: "get URL" prints the status or "refused".
+const captureGet = `get() { python3 -c '
+import sys, urllib.request
+try:
+    print(urllib.request.build_opener(urllib.request.ProxyHandler({})).open(sys.argv[1], timeout=10).status)
+except Exception as e:
+    print("refused")' "$1"; }
+`
+
+// TestCaptureControlFD: --control-fd lines decide captured connections
+// as they decide the proxy's: refused before the line that allows the
+// name, reached after it, refused again after the line that denies all.
+func TestCaptureControlFD(t *testing.T) {
+	needTool(t, "python3")
+	s, c := httpServer(t, false)
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+	u := fmt.Sprintf("http://ctl.localhost:%d", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	script := captureGet + fmt.Sprintf(`echo "first:$(get %[1]s/a)"
+		read line < /dev/stdin
+		echo "second:$(get %[1]s/b)"
+		read line < /dev/stdin
+		echo "third:$(get %[1]s/c)"`, u)
+	r := startControlled(t, ctx, nil, "--", "/bin/sh", "-c", script)
+	if l := r.next(t); l != "first:refused" {
+		t.Fatalf("before any update: %q", l)
+	}
+	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["ctl.localhost:%d", "127.0.0.1:%d"]}}`, port, port), 200*time.Millisecond)
+	if l := r.next(t); l != "second:200" {
+		t.Fatalf("after allowing: %q (%s)", l, r.stderr.String())
+	}
+	r.step(`{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`, 200*time.Millisecond)
+	if l := r.next(t); l != "third:refused" {
+		t.Fatalf("after denying: %q", l)
+	}
+	r.close()
+	for r.out.Scan() {
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("sbx: %v; stderr %s", err, r.stderr.String())
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
+	}
+}
+
+// TestCaptureParentProxy: with an upstream proxy, a captured connection
+// leaves through it as a CONNECT to the name the client resolved and the
+// port it dialled (never resolved by sbx), with the parent's credentials.
+func TestCaptureParentProxy(t *testing.T) {
+	needTool(t, "python3")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	testserve.Requests(t, l, func(c net.Conn, br *bufio.Reader, req *http.Request) {
+		mu.Lock()
+		seen = append(seen, req.Method+" "+req.RequestURI+" "+req.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		if req.Method != http.MethodConnect {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nvia parent")
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		inner, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		seen = append(seen, "inner "+inner.Method+" "+inner.Host+inner.RequestURI)
+		mu.Unlock()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 17\r\nConnection: close\r\n\r\nthrough the tunnel")
+	})
+	// A CONNECT leaves through HTTPS_PROXY, and so does a captured
+	// connection.
+	env := append(hermeticEnv(), "HTTPS_PROXY=http://corp:pa55word@"+l.Addr().String())
+	r := sbx(t, runOpts{env: env}, "--allow-domain", "remote.test:8080", "--", "/bin/sh", "-c", captureGet+`get http://remote.test:8080/cap`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "200" {
+		t.Fatalf("%s", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"CONNECT remote.test:8080 Basic Y29ycDpwYTU1d29yZA==", "inner GET remote.test:8080/cap"}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the parent saw %q, want %q", seen, want)
+	}
+}
+
+// TestCaptureAskFD: under --ask-fd a name no rule decides resolves, and
+// the question comes with the connection, where the port is known: a yes
+// reaches the server, a no is refused and recorded, a name denied by a
+// rule is never asked (NXDOMAIN).
+func TestCaptureAskFD(t *testing.T) {
+	needTool(t, "python3")
+	s, c := httpServer(t, false)
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ask-ours"), os.NewFile(uintptr(fds[1]), "ask-theirs")
+	defer ours.Close()
+	var mu sync.Mutex
+	var asked []string
+	go func() {
+		sc := bufio.NewScanner(ours)
+		for sc.Scan() {
+			var q struct {
+				ID, Host string
+				Port     int
+			}
+			if json.Unmarshal(sc.Bytes(), &q) != nil {
+				return
+			}
+			mu.Lock()
+			asked = append(asked, fmt.Sprintf("%s:%d", q.Host, q.Port))
+			mu.Unlock()
+			fmt.Fprintf(ours, `{"id": %q, "allow": %v}`+"\n", q.ID, q.Host == "yes.localhost")
+		}
+	}()
+	vio := filepath.Join(t.TempDir(), "v.jsonl")
+	script := captureGet + fmt.Sprintf(`echo "$(get http://yes.localhost:%[1]d/y) $(get http://no.localhost:%[1]d/n) $(get http://denied.localhost:%[1]d/d)"`, port)
+	cmd := exec.Command(sbxBin, "--ask-fd", "8", "--ask-timeout", "5s", "--allow-domain", fmt.Sprintf("127.0.0.1:%d", port),
+		"--deny-domain", "denied.localhost", "--violations", vio, "--quiet-violations", "--", "/bin/sh", "-c", script)
+	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, theirs}
+	cmd.Env = hermeticEnv()
+	out, err := cmd.Output()
+	theirs.Close()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "200 refused refused" {
+		t.Fatalf("answers: %q", got)
+	}
+	mu.Lock()
+	got := strings.Join(asked, " ")
+	mu.Unlock()
+	if want := fmt.Sprintf("yes.localhost:%[1]d no.localhost:%[1]d", port); got != want {
+		t.Fatalf("asked %q, want %q", got, want)
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
+	}
+	recs := readRecords(t, vio)
+	var hosts []string
+	for _, r := range recs {
+		hosts = append(hosts, r.Host)
+	}
+	if strings.Join(hosts, " ") != "no.localhost denied.localhost" {
+		t.Fatalf("records for %q, want no.localhost then denied.localhost", hosts)
 	}
 }
