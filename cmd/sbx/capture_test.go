@@ -553,3 +553,39 @@ func TestCaptureProxyPath(t *testing.T) {
 		}
 	})
 }
+
+// pyTwoQueries sends an A and an AAAA query back to back on one UDP
+// socket to the resolver /etc/resolv.conf names, as glibc's getaddrinfo
+// does, without ever sending again, and prints the answers' IDs.
+const pyTwoQueries = `import socket, struct, sys
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+q = b"".join(bytes([len(p)]) + p.encode() for p in sys.argv[1].split(".")) + b"\0"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((ns, 53))
+s.settimeout(5)
+for qid, qtype in ((0x1111, 1), (0x2222, 28)):
+    s.send(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + q + struct.pack(">HH", qtype, 1))
+got = []
+try:
+    while len(got) < 2:
+        got.append("%x" % struct.unpack(">H", s.recv(1500)[:2])[0])
+except socket.timeout:
+    got.append("timeout")
+print(" ".join(sorted(got)))
+`
+
+// TestCaptureResolverTwoQueriesOneSocket: glibc sends the A and AAAA
+// queries of one getaddrinfo on one socket at once; the resolver answers
+// both (it answered the first only, and every lookup waited out
+// resolv.conf's 2 s timeout for a retry).
+func TestCaptureResolverTwoQueriesOneSocket(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	name := "two-queries.localhost"
+	r, _ := captureRun(t, "", []string{"--allow-domain", name + ":80"}, noProxy(py, "-c", pyTwoQueries, name)...)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "1111 2222" {
+		t.Errorf("want both queries answered on one socket: %s", r)
+	}
+}
