@@ -189,17 +189,23 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 		c.Close()
 		return true
 	}
+	// Every query of the flow, until it is idle: glibc sends the A and
+	// AAAA queries of one lookup on one socket at once, and the second
+	// arrives on this endpoint (answering only the first left every
+	// lookup waiting out resolv.conf's timeout for a retry).
 	go func() {
 		defer sv.wg.Done()
 		defer c.Close()
 		buf := make([]byte, 1500)
-		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		n, err := c.Read(buf)
-		if err != nil {
-			return
-		}
-		if out := sv.res.Answer(buf[:n]); out != nil {
-			_, _ = c.Write(out)
+		for {
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			if out := sv.res.Answer(buf[:n]); out != nil {
+				_, _ = c.Write(out)
+			}
 		}
 	}()
 	return true
