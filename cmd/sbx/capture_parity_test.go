@@ -14,7 +14,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
@@ -29,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -416,30 +414,7 @@ func TestCaptureAskFD(t *testing.T) {
 	needTool(t, "python3")
 	s, c := httpServer(t, false)
 	port := s.Listener.Addr().(*net.TCPAddr).Port
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "ask-ours"), os.NewFile(uintptr(fds[1]), "ask-theirs")
-	defer ours.Close()
-	var mu sync.Mutex
-	var asked []string
-	go func() {
-		sc := bufio.NewScanner(ours)
-		for sc.Scan() {
-			var q struct {
-				ID, Host string
-				Port     int
-			}
-			if json.Unmarshal(sc.Bytes(), &q) != nil {
-				return
-			}
-			mu.Lock()
-			asked = append(asked, fmt.Sprintf("%s:%d", q.Host, q.Port))
-			mu.Unlock()
-			fmt.Fprintf(ours, `{"id": %q, "allow": %v}`+"\n", q.ID, q.Host == "yes.localhost")
-		}
-	}()
+	theirs, asked := askPeer(t, func(host string) string { return fmt.Sprintf(`"allow": %v`, host == "yes.localhost") })
 	vio := filepath.Join(t.TempDir(), "v.jsonl")
 	script := captureGet + fmt.Sprintf(`echo "$(get http://yes.localhost:%[1]d/y) $(get http://no.localhost:%[1]d/n) $(get http://denied.localhost:%[1]d/d)"`, port)
 	cmd := exec.Command(sbxBin, "--ask-fd", "8", "--ask-timeout", "5s", "--allow-domain", fmt.Sprintf("127.0.0.1:%d", port),
@@ -454,9 +429,7 @@ func TestCaptureAskFD(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); got != "200 refused refused" {
 		t.Fatalf("answers: %q", got)
 	}
-	mu.Lock()
-	got := strings.Join(asked, " ")
-	mu.Unlock()
+	got := strings.Join(asked(), " ")
 	if want := fmt.Sprintf("yes.localhost:%[1]d no.localhost:%[1]d", port); got != want {
 		t.Fatalf("asked %q, want %q", got, want)
 	}

@@ -9,7 +9,6 @@ package main
 // let happen.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -168,25 +166,7 @@ func TestComposeManagedDomainsOnly(t *testing.T) {
 	}
 
 	// --ask-fd is never consulted.
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "ask-ours"), os.NewFile(uintptr(fds[1]), "ask-theirs")
-	defer ours.Close()
-	var mu sync.Mutex
-	asked := 0
-	go func() {
-		sc := bufio.NewScanner(ours)
-		for sc.Scan() {
-			var q struct{ ID string }
-			json.Unmarshal(sc.Bytes(), &q)
-			mu.Lock()
-			asked++
-			mu.Unlock()
-			fmt.Fprintf(ours, `{"id": %q, "allow": true, "remember": true}`+"\n", q.ID)
-		}
-	}()
+	theirs, asked := askPeer(t, func(string) string { return `"allow": true, "remember": true` })
 	cmd := exec.Command(sbxBin, "--managed-settings", m, "--ask-fd", "8", "--ask-timeout", "5s", "--", "/bin/sh", "-c", get)
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, theirs}
 	cmd.Env = hermeticEnv()
@@ -195,9 +175,7 @@ func TestComposeManagedDomainsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	mu.Lock()
-	n := asked
-	mu.Unlock()
+	n := len(asked())
 	if strings.TrimSpace(string(out)) != "403" || n != 0 || c.n.Load() != 0 {
 		t.Fatalf("--ask-fd under allowManagedDomainsOnly: status %q, asked %d, server saw %d", out, n, c.n.Load())
 	}
