@@ -445,3 +445,47 @@ func TestCaptureAskFD(t *testing.T) {
 		t.Fatalf("records for %q, want no.localhost then denied.localhost", hosts)
 	}
 }
+
+// TestCaptureOnlyWhenFiltered: the capture device and the resolver's
+// files exist only with filtered networking and capture on; --net none,
+// --capture off and the weaker mode keep the namespace (or the host's
+// network) as it was, with the host's resolv.conf.
+func TestCaptureOnlyWhenFiltered(t *testing.T) {
+	host, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		t.Skipf("no /etc/resolv.conf: %v", err)
+	}
+	// /proc/net is the namespace's own (/sys/class/net is the host's
+	// sysfs).
+	script := `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' '; echo; cat /etc/resolv.conf`
+	for _, c := range []struct {
+		name, devices string
+		flags         []string
+		captured      bool
+	}{
+		{"filtered", "lo sbx0", []string{"--allow-domain", "x.localhost"}, true},
+		{"capture-off", "lo", []string{"--allow-domain", "x.localhost", "--capture", "off"}, false},
+		{"net-none", "lo", nil, false},
+		{"settings-off", "lo", []string{"--allow-domain", "x.localhost", "--settings", "SETTINGS"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			for i, f := range c.flags {
+				if f == "SETTINGS" {
+					p := filepath.Join(d, "s.json")
+					writeFile(t, p, `{"network": {"capture": false}, "filesystem": {}}`)
+					c.flags[i] = p
+				}
+			}
+			r := sh(t, runOpts{dir: d}, script, c.flags...)
+			wantCode(t, r, 0)
+			devs, conf, _ := strings.Cut(r.stdout, "\n")
+			if strings.TrimSpace(devs) != c.devices {
+				t.Fatalf("devices %q, want %q: %s", devs, c.devices, r)
+			}
+			if got := strings.Contains(conf, "nameserver 198.18.0.2"); got != c.captured || (!c.captured && conf != string(host)) {
+				t.Fatalf("resolv.conf (captured=%v):\n%s", c.captured, conf)
+			}
+		})
+	}
+}
