@@ -180,6 +180,11 @@ func TestAttackCaptureTUN(t *testing.T) {
 	// TUN) or out of reach; either way the scan above saw none.
 	want(t, r, "list /proc/1/fd", "OK", "EACCES", "EPERM")
 	want(t, r, "clone_newuser_newnet", "EPERM")
+	// Refused by the filter (a recorded syscall violation), not by the
+	// kernel's own limits.
+	if !strings.Contains(r.stderr, "syscall deny clone (CLONE_NEWUSER|CLONE_NEWNET") {
+		t.Errorf("the new user and network namespace was not refused by seccomp\n%s", r)
+	}
 	if strings.Contains(r.stdout, "netns interfaces") {
 		t.Errorf("a new network namespace was made\n%s", r)
 	}
@@ -297,6 +302,39 @@ func resolverFilesWritableEtc(t *testing.T, w, spare string, files []string, por
 		want(t, r, "chmod "+f, "EROFS")
 		want(t, r, "rename "+f, "EBUSY")
 		wantNot(t, r, "exchange "+f, "OK")
+	}
+	wantCaptured(t, r, port, c)
+}
+
+// TestAttackCaptureOtherDestinations: through the capture, only the
+// allowed name and port go out. The allowed name on another port (where
+// a second loopback server listens), the resolver's address on that
+// port, and a synthetic address no name was given are refused
+// (ECONNREFUSED: the capture answers with a reset) and reported, and the
+// second server sees nothing; the allowed one still answers. The second
+// server's address is allowed too (127.0.0.1:OTHER), so the address guard
+// would let it through: only the name's port stands in the way.
+func TestAttackCaptureOtherDestinations(t *testing.T) {
+	needCapture(t)
+	port, c, flags := captureServer(t)
+	other, oc := tcpEcho(t, "tcp4", "127.0.0.1:0")
+	_, otherPort, _ := net.SplitHostPort(other)
+	dials := []string{"test.localhost:" + otherPort, "198.18.0.2:" + otherPort, "198.18.1.200:" + port}
+	var lines [][]string
+	for _, d := range dials {
+		lines = append(lines, []string{"dial", "tcp4", d})
+	}
+	r := sh(t, runOpts{}, probes(lines...)+capturedAfter(port),
+		append(append(probeDir(), flags...), "--allow-domain", "127.0.0.1:"+otherPort)...)
+	wantCode(t, r, 0)
+	for _, d := range dials {
+		want(t, r, "dial tcp4 "+d, "ECONNREFUSED")
+	}
+	if !strings.Contains(r.stderr, "network deny test.localhost:"+otherPort+" ") {
+		t.Errorf("the refused port was not reported\n%s", r)
+	}
+	if n := oc.n.Load(); n != 0 {
+		t.Errorf("the server on the port not allowed saw %d connections (%q)\n%s", n, oc.lines, r)
 	}
 	wantCaptured(t, r, port, c)
 }
