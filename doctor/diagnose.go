@@ -18,7 +18,8 @@ type Diagnosis struct {
 	// "apparmor-userns", "root-partial-idmap", "seccomp-filter",
 	// "userns-limit", "userns-failed",
 	// "proc-masked", "landlock-unavailable", "seccomp-unavailable" (or
-	// "not-linux").
+	// "not-linux"); or "capture-tun": the full mode runs, but without the
+	// capture (network.capture), as this user cannot open /dev/net/tun.
 	ID string `json:"id"`
 	// Message is the reason in one line.
 	Message string `json:"message"`
@@ -36,7 +37,8 @@ type Fix struct {
 	Commands []string `json:"commands,omitempty"`
 	// Steps are Commands as `sbx doctor --fix --yes` runs them, one for
 	// each command: only the fix that --fix applies has them (the first
-	// fix of apparmor-userns, userns-clone and max-user-namespaces; a
+	// fix of apparmor-userns, userns-clone, max-user-namespaces and
+	// capture-tun where the device's mode or node is the cause; a
 	// system-wide fallback never has).
 	Steps []Step `json:"steps,omitempty"`
 	// Sudo: the steps need root and the snapshot was not taken as root,
@@ -114,6 +116,11 @@ type HostSnapshot struct {
 	LandlockABI int
 	// Seccomp is whether sbx can load its seccomp filters.
 	Seccomp bool
+	// TunError is how opening /dev/net/tun for reading and writing, as
+	// the capture (network.capture) does, failed ("" when it opened);
+	// TunErrno is its errno.
+	TunError string
+	TunErrno syscall.Errno
 	// Exe is the sbx binary's path with symlinks resolved (what an
 	// AppArmor profile must name).
 	Exe string
@@ -164,6 +171,9 @@ func Diagnose(s HostSnapshot) Diagnosis {
 	h := readHost(s)
 	d := h.diagnose()
 	if d.ID != "ok" && d.ID != "not-linux" {
+		if s.TunError != "" && d.ID != "capture-tun" {
+			h.also = append(h.also, "also: "+tunDevice+" cannot be opened ("+s.TunError+"): the capture (network.capture) is off")
+		}
 		d.Evidence = append(d.Evidence, h.also...)
 	}
 	return d
@@ -343,6 +353,9 @@ func (h *host) diagnose() Diagnosis {
 	s := h.s
 	procOK := s.ProcErrno == 0
 	if h.usernsOK && procOK && h.weakerOK {
+		if s.TunError != "" {
+			return h.tunDiagnosis()
+		}
 		d := Diagnosis{ID: "ok", Message: fmt.Sprintf("sbx runs here in its full mode: user namespaces, a fresh /proc, Landlock ABI %d, seccomp", s.LandlockABI)}
 		if v, _ := h.file(pathAppArmorRestrict); v == "1" {
 			d.Evidence = append(d.Evidence, pathAppArmorRestrict+": 1, but sbx may create user namespaces (an AppArmor profile allows it, or sbx runs as root)")
@@ -452,6 +465,52 @@ func (h *host) diagnose() Diagnosis {
 		Message: "seccomp filters cannot be loaded, and sbx needs them in both modes",
 		Fixes:   []Fix{{Say: "a kernel with CONFIG_SECCOMP_FILTER=y"}},
 	}
+}
+
+// tunDevice is the TUN driver's clone device, which the capture opens.
+const tunDevice = "/dev/net/tun"
+
+// tunDiagnosis: the full mode runs, but the capture cannot, as this user
+// cannot open the TUN device. Opening it gives nothing by itself: making
+// or configuring a device (TUNSETIFF) needs CAP_NET_ADMIN over the network
+// namespace, which a user has only in namespaces of their own, which is
+// why distributions' udev makes it 0666 (systemd's 50-udev-default.rules,
+// as on Debian and Ubuntu) and only some containers and minimal images
+// leave it 0600. --fix applies the mode (EACCES) or makes the node
+// (ENOENT); a container's device policy (EPERM) or a kernel without the
+// driver is the user's to change.
+func (h *host) tunDiagnosis() Diagnosis {
+	s := h.s
+	why := s.TunError
+	if s.TunErrno != 0 {
+		why = errnoName(s.TunErrno)
+	}
+	d := Diagnosis{
+		ID: "capture-tun",
+		Message: fmt.Sprintf("sbx runs here in its full mode, but the capture is off: this user cannot open %s (%s), so with --allow-domain clients that ignore the proxy variables get no network",
+			tunDevice, why),
+		Evidence: []string{s.TunError + " (read-write, as this user)"},
+	}
+	dev := s.Root + tunDevice
+	switch s.TunErrno {
+	case syscall.EACCES:
+		d.Fixes = append(d.Fixes, h.steps("let every user open the TUN device: mode 0666, the mode Debian's and Ubuntu's udev give it (a user still makes devices only in network namespaces of their own)",
+			Step{Argv: []string{"chmod", "0666", dev}}))
+	case syscall.ENOENT:
+		d.Fixes = append(d.Fixes, h.steps("make the TUN device node (character 10,200) with mode 0666, as udev makes it",
+			Step{Argv: []string{"mkdir", "-p", s.Root + "/dev/net"}},
+			Step{Argv: []string{"mknod", "-m", "0666", dev, "c", "10", "200"}}))
+	default:
+		d.Fixes = append(d.Fixes, Fix{
+			Say:      "give the container the device, or load the TUN driver on the host (a container's device policy answers EPERM; a kernel without the driver ENODEV)",
+			Commands: []string{"docker run --device /dev/net/tun IMAGE ...", h.sudo + "modprobe tun"},
+		})
+	}
+	d.Fixes = append(d.Fixes, Fix{
+		Say:      "or, changing nothing: run without the capture (clients that ignore the proxy variables then get no network; --capture off says you know)",
+		Commands: []string{"sbx --capture off [flags] -- COMMAND"},
+	})
+	return d
 }
 
 // sysctl is a sysctl file's value ("" when absent).
@@ -662,7 +721,8 @@ func ids(n uint64) string {
 func errnoName(e syscall.Errno) string {
 	names := map[syscall.Errno]string{
 		syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.ENOSPC: "ENOSPC",
-		syscall.EINVAL: "EINVAL", syscall.ENOSYS: "ENOSYS",
+		syscall.EINVAL: "EINVAL", syscall.ENOSYS: "ENOSYS", syscall.ENOENT: "ENOENT",
+		syscall.ENODEV: "ENODEV", syscall.ENXIO: "ENXIO",
 	}
 	if n, ok := names[e]; ok {
 		return n + ": " + e.Error()

@@ -13,7 +13,8 @@ import (
 
 // readFixture parses a testdata file: a comment, then sections
 // "-- NAME --". The section "probe" holds the probe's outcome as
-// "key: value" lines (userns, errno, proc, landlock, seccomp, exe); every
+// "key: value" lines (userns, errno, proc, landlock, seccomp, exe, and
+// tun and tunerrno where /dev/net/tun did not open); every
 // other section is a file of SnapshotPaths and its contents.
 func readFixture(t *testing.T, path string) HostSnapshot {
 	t.Helper()
@@ -42,6 +43,10 @@ func readFixture(t *testing.T, path string) HostSnapshot {
 					s.Seccomp = v == "yes"
 				case "exe":
 					s.Exe = v
+				case "tun":
+					s.TunError = v
+				case "tunerrno":
+					s.TunErrno = errnoByName(t, v)
 				default:
 					t.Fatalf("%s: unknown probe key %q", path, k)
 				}
@@ -67,7 +72,8 @@ func readFixture(t *testing.T, path string) HostSnapshot {
 
 func errnoByName(t *testing.T, name string) syscall.Errno {
 	t.Helper()
-	e, ok := map[string]syscall.Errno{"": 0, "EPERM": syscall.EPERM, "EACCES": syscall.EACCES, "ENOSPC": syscall.ENOSPC, "ENOSYS": syscall.ENOSYS}[name]
+	e, ok := map[string]syscall.Errno{"": 0, "EPERM": syscall.EPERM, "EACCES": syscall.EACCES, "ENOSPC": syscall.ENOSPC, "ENOSYS": syscall.ENOSYS,
+		"ENOENT": syscall.ENOENT, "ENODEV": syscall.ENODEV}[name]
 	if !ok {
 		t.Fatalf("unknown errno %q", name)
 	}
@@ -164,6 +170,12 @@ func TestDoctorFixtures(t *testing.T) {
 			commands: []string{dockerRun},
 			weaker:   true,
 			evidence: []string{"/proc/acpi", "/proc/bus"},
+		},
+		"debian-12-tun-0600.txtar": {
+			id:       "capture-tun",
+			message:  []string{"full mode", "capture is off", "/dev/net/tun (EACCES", "ignore the proxy variables get no network"},
+			commands: []string{"sudo chmod 0666 /dev/net/tun", "sbx --capture off [flags] -- COMMAND"},
+			evidence: []string{"open /dev/net/tun: permission denied"},
 		},
 		"gvisor-runsc-4.4.0.txtar": {
 			id:       "gvisor",
@@ -316,6 +328,26 @@ func TestDoctorDiagnoseRules(t *testing.T) {
 		{"no seccomp",
 			HostSnapshot{Files: map[string]string{pathStatus: user}, LandlockABI: 3},
 			diagnosisCase{id: "seccomp-unavailable"}},
+		{"the capture: a missing TUN node is made, as root without sudo",
+			HostSnapshot{Files: map[string]string{pathStatus: root}, LandlockABI: 3, Seccomp: true,
+				TunError: "open /dev/net/tun: no such file or directory", TunErrno: syscall.ENOENT},
+			diagnosisCase{id: "capture-tun", message: []string{"full mode", "(ENOENT"},
+				commands: []string{"mkdir -p /dev/net", "mknod -m 0666 /dev/net/tun c 10 200", "sbx --capture off [flags] -- COMMAND"}}},
+		{"the capture: a container's device policy is the user's to change",
+			HostSnapshot{Files: map[string]string{pathStatus: user, pathDockerenv: ""}, LandlockABI: 3, Seccomp: true,
+				TunError: "open /dev/net/tun: operation not permitted", TunErrno: syscall.EPERM},
+			diagnosisCase{id: "capture-tun", message: []string{"(EPERM"},
+				commands: []string{"docker run --device /dev/net/tun IMAGE ...", "sudo modprobe tun", "sbx --capture off [flags] -- COMMAND"}}},
+		{"the capture comes after the reason sbx cannot start, said as also",
+			HostSnapshot{Files: map[string]string{pathStatus: user, pathAppArmorRestrict: "1"}, UsernsError: "x", UsernsErrno: syscall.EACCES,
+				LandlockABI: 4, Seccomp: true, Exe: "/usr/local/bin/sbx",
+				TunError: "open /dev/net/tun: permission denied", TunErrno: syscall.EACCES},
+			diagnosisCase{id: "apparmor-userns", weaker: true, commands: []string{appArmorProfile},
+				evidence: []string{"also: /dev/net/tun cannot be opened (open /dev/net/tun: permission denied): the capture (network.capture) is off"}}},
+		{"a host whose TUN device opens has nothing said of it",
+			HostSnapshot{Files: map[string]string{pathStatus: user, pathAppArmorRestrict: "1"}, UsernsError: "x", UsernsErrno: syscall.EACCES,
+				LandlockABI: 4, Seccomp: true, Exe: "/usr/local/bin/sbx"},
+			diagnosisCase{id: "apparmor-userns", weaker: true, absent: []string{"tun", "capture"}}},
 		{"/.dockerenv alone is no reason: this project's VM has one",
 			HostSnapshot{Files: map[string]string{pathStatus: user, pathDockerenv: ""}, LandlockABI: 3, Seccomp: true},
 			diagnosisCase{id: "ok"}},
@@ -332,7 +364,7 @@ func TestDoctorDiagnoseRules(t *testing.T) {
 	}
 }
 
-// TestDoctorFixSteps: the three causes `sbx doctor --fix` applies carry
+// TestDoctorFixSteps: the causes `sbx doctor --fix` applies carry
 // steps (argv and standard input) under the snapshot's Root, through sudo
 // unless the snapshot was taken as root, and their printed commands are
 // exactly the steps'; the AppArmor fallback (the system-wide sysctl) and
@@ -343,6 +375,12 @@ func TestDoctorFixSteps(t *testing.T) {
 	snap := func(status, path, value string) HostSnapshot {
 		return HostSnapshot{Files: map[string]string{pathStatus: status, path: value}, UsernsError: "x", UsernsErrno: syscall.EPERM,
 			LandlockABI: 4, Seccomp: true, Exe: "/opt/bin/sbx", Root: "/tmp/r"}
+	}
+	// The capture's cause: sbx starts, but this user cannot open the TUN
+	// device.
+	tun := func(status string, e syscall.Errno) HostSnapshot {
+		return HostSnapshot{Files: map[string]string{pathStatus: status}, LandlockABI: 4, Seccomp: true, Exe: "/opt/bin/sbx", Root: "/tmp/r",
+			TunError: "open /dev/net/tun: " + e.Error(), TunErrno: e}
 	}
 	name, profile := AppArmorProfile("/opt/bin/sbx")
 	for _, tc := range []struct {
@@ -360,6 +398,11 @@ func TestDoctorFixSteps(t *testing.T) {
 		{snap(root, pathMaxUserNS, "0"), "max-user-namespaces", false, []Step{
 			{Argv: []string{"sysctl", "-w", "user.max_user_namespaces=15000"}},
 			{Argv: []string{"tee", "-a", "/tmp/r/etc/sysctl.d/99-sbx-userns.conf"}, Stdin: "user.max_user_namespaces = 15000\n"}}},
+		{tun(user, syscall.EACCES), "capture-tun", true, []Step{
+			{Argv: []string{"chmod", "0666", "/tmp/r/dev/net/tun"}}}},
+		{tun(root, syscall.ENOENT), "capture-tun", false, []Step{
+			{Argv: []string{"mkdir", "-p", "/tmp/r/dev/net"}},
+			{Argv: []string{"mknod", "-m", "0666", "/tmp/r/dev/net/tun", "c", "10", "200"}}}},
 	} {
 		d := Diagnose(tc.s)
 		if d.ID != tc.id {

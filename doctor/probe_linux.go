@@ -130,6 +130,7 @@ func Probe() Report {
 	}
 	r.Landlock.ABI = s.LandlockABI
 	r.Seccomp.Available = s.Seccomp
+	r.Capture.Available, r.Capture.Reason = s.TunError == "", s.TunError
 	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {
 		r.Seccomp.Library = err.Error()
 	} else {
@@ -170,6 +171,13 @@ func Snapshot() HostSnapshot {
 	}
 	s.UsernsError, s.UsernsErrno, s.ProcErrno = probeNamespaces(s.Exe)
 	s.LandlockABI = landlock.ABI()
+	// As the capture opens it (sandbox.tunUsable): this user, read-write.
+	if f, err := os.OpenFile(tunDevice, os.O_RDWR, 0); err != nil {
+		s.TunError = err.Error()
+		errors.As(err, &s.TunErrno)
+	} else {
+		f.Close()
+	}
 	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
 	s.Seccomp = e == 0
 	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {

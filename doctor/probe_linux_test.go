@@ -21,6 +21,11 @@ func TestDoctorSnapshotHere(t *testing.T) {
 	if s.UsernsError != "" || s.ProcErrno != 0 || s.LandlockABI == 0 || !s.Seccomp {
 		t.Fatalf("this host must run the full mode: %+v", s)
 	}
+	// scripts/setup.sh makes /dev/net/tun 0666, as distributions' udev
+	// does: the capture runs here.
+	if s.TunError != "" || s.TunErrno != 0 {
+		t.Errorf("/dev/net/tun must open here (scripts/setup.sh): %s", s.TunError)
+	}
 	exe, _ := os.Executable()
 	if real, _ := filepath.EvalSymlinks(exe); s.Exe != real {
 		t.Errorf("exe %q, want %q", s.Exe, real)

@@ -31,6 +31,13 @@ type Report struct {
 		Available bool   `json:"available"`
 		Library   string `json:"library"`
 	} `json:"seccomp"`
+	// Capture is whether this user can open /dev/net/tun read-write, as
+	// the capture (network.capture) needs; without it filtered runs go
+	// on without the capture.
+	Capture struct {
+		Available bool   `json:"available"`
+		Reason    string `json:"reason,omitempty"`
+	} `json:"capture"`
 	// Mode is "full" (namespaces + Landlock + seccomp), "weaker-only"
 	// (user namespaces unavailable: only --weaker-nested runs) or
 	// "unavailable".

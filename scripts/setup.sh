@@ -22,6 +22,26 @@ fi
 if [ "$(id -u)" = 0 ] && ! id sbxtest >/dev/null 2>&1; then
   useradd -m -s /bin/bash sbxtest
 fi
+# The capture (network.capture) opens /dev/net/tun as the calling user.
+# Distributions' udev makes it 0666; some containers leave it 0600 (or
+# have no node at all), and the capture needs it for unprivileged users
+# (sbxtest). The node is character 10,200, made only where /dev/net exists
+# or can be made.
+if [ "$(id -u)" = 0 ]; then
+  if [ ! -e /dev/net/tun ] && { [ -d /dev/net ] || mkdir -p /dev/net 2>/dev/null; }; then
+    mknod -m 0666 /dev/net/tun c 10 200 || echo "setup: cannot make /dev/net/tun; the capture tests will be skipped" >&2
+  fi
+  if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+    chmod 0666 /dev/net/tun || echo "setup: cannot chmod /dev/net/tun; the capture tests will be skipped for sbxtest" >&2
+  fi
+  # The capture tests' curl case: curl resolves *.localhost itself (to
+  # loopback, without DNS), so that case dials a name the host's
+  # resolver maps to 127.0.0.1.
+  if ! grep -qE '^[[:space:]]*127\.0\.0\.1[[:space:]]([^#]*[[:space:]])?sbx-capture\.test([[:space:]]|#|$)' /etc/hosts 2>/dev/null; then
+    if [ -s /etc/hosts ] && [ -n "$(tail -c 1 /etc/hosts)" ]; then echo >>/etc/hosts; fi
+    echo '127.0.0.1 sbx-capture.test' >>/etc/hosts
+  fi
+fi
 # A Node.js whose fetch honours proxy variables (24+), for the test that
 # Node's fetch works unchanged through a terminated TLS proxy. The
 # machine's own Node may be older; the npm registry carries Node's

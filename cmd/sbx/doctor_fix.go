@@ -35,7 +35,8 @@ type fixer struct {
 // taken as another user), then checks the result with a fresh start of
 // sbx. Only a fix with steps is applied: the first of apparmor-userns
 // (a profile for this binary), userns-clone and max-user-namespaces (their
-// sysctls, persisted in /etc/sysctl.d); never the system-wide AppArmor
+// sysctls, persisted in /etc/sysctl.d) and capture-tun (chmod 0666
+// /dev/net/tun, or its node made); never the system-wide AppArmor
 // sysctl, which stays the printed fallback. Exit 0: nothing to fix, the
 // commands printed, or the fix applied and checked; 1: no fix sbx can
 // apply here, a command failed, or sbx still cannot start.

@@ -14,7 +14,7 @@ import (
 )
 
 // fixHost is a fake host for `sbx doctor --fix`: a PATH whose sudo,
-// sysctl and apparmor_parser only log their argv (sudo then runs the rest,
+// sysctl, apparmor_parser, chmod and mknod only log their argv (sudo then runs the rest,
 // without -n, from the same PATH; tee is the real one), a fake sbx binary
 // whose `doctor --json` says ok once a fix has run (or never, or always
 // after), and a root directory the fixes write under instead of /.
@@ -41,6 +41,8 @@ func newFixHost(t *testing.T, sudo, parser, after string) *fixHost {
 	marker := filepath.Join(d, "fixed")
 	scripts := map[string]string{
 		"sysctl":          logLine + "touch '" + marker + "'\n",
+		"chmod":           logLine + "touch '" + marker + "'\n",
+		"mknod":           logLine + "touch '" + marker + "'\n",
 		"apparmor_parser": logLine + map[string]string{"ok": "touch '" + marker + "'\n", "fail": "echo 'apparmor_parser: Unable to replace \"sbx\".  Permission denied; attempted to load a profile while confined?' >&2\nexit 1\n"}[parser],
 		"sudo": logLine + map[string]string{
 			"ok":       "[ \"$1\" = -n ] && shift\nexec \"$@\"\n",
@@ -268,6 +270,89 @@ func TestDoctorFixSysctls(t *testing.T) {
 			h.wantFile(t, sysctlConf, k+" = "+v+"\n")
 		})
 	}
+}
+
+// TestDoctorFixCaptureTUN: capture-tun, where this user cannot open
+// /dev/net/tun, gets chmod 0666 (EACCES: the mode distributions' udev
+// gives the device) or the node made (ENOENT), as a user through sudo -n
+// and as root without it, then the binary started afresh must say ok;
+// without --yes nothing runs; a container's device policy (EPERM) is not
+// sbx's to fix.
+func TestDoctorFixCaptureTUN(t *testing.T) {
+	const user = "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nSeccomp:\t0\n"
+	const root = "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nSeccomp:\t0\n"
+	diagnose := func(h *fixHost, status string, e syscall.Errno) doctor.Diagnosis {
+		d := doctor.Diagnose(doctor.HostSnapshot{Files: map[string]string{"/proc/self/status": status}, LandlockABI: 4, Seccomp: true,
+			Exe: h.exe, Root: h.root, TunError: "open /dev/net/tun: " + e.Error(), TunErrno: e})
+		if d.ID != "capture-tun" {
+			t.Fatalf("diagnosed %s, want capture-tun", d.ID)
+		}
+		return d
+	}
+	t.Run("user with sudo -n", func(t *testing.T) {
+		h := newFixHost(t, "ok", "ok", "ok")
+		dev := filepath.Join(h.root, "dev/net/tun")
+		code, out, _ := h.fix(t, diagnose(h, user, syscall.EACCES), true)
+		if code != 0 || !strings.Contains(out, "\nrun:              sudo -n chmod 0666 "+dev+"\n") || !strings.Contains(out, "fixed:") {
+			t.Errorf("exit %d, want 0, the chmod run and fixed:", code)
+		}
+		h.wantLog(t, "sudo -n true", "sudo -n chmod 0666 "+dev, "chmod 0666 "+dev, "sbx doctor --json")
+	})
+	t.Run("root", func(t *testing.T) {
+		h := newFixHost(t, "password", "ok", "ok")
+		dev := filepath.Join(h.root, "dev/net/tun")
+		if code, _, _ := h.fix(t, diagnose(h, root, syscall.EACCES), true); code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		h.wantLog(t, "chmod 0666 "+dev, "sbx doctor --json")
+	})
+	t.Run("no node", func(t *testing.T) {
+		h := newFixHost(t, "ok", "ok", "ok")
+		dev := filepath.Join(h.root, "dev/net/tun")
+		if code, _, _ := h.fix(t, diagnose(h, root, syscall.ENOENT), true); code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		// mkdir is the real one: the directory is made under the root.
+		if st, err := os.Stat(filepath.Dir(dev)); err != nil || !st.IsDir() {
+			t.Errorf("%s not made: %v", filepath.Dir(dev), err)
+		}
+		h.wantLog(t, "mknod -m 0666 "+dev+" c 10 200", "sbx doctor --json")
+	})
+	t.Run("printed and not run", func(t *testing.T) {
+		h := newFixHost(t, "ok", "ok", "ok")
+		dev := filepath.Join(h.root, "dev/net/tun")
+		code, out, _ := h.fix(t, diagnose(h, user, syscall.EACCES), false)
+		if code != 0 {
+			t.Errorf("exit %d, want 0", code)
+		}
+		h.wantLog(t)
+		for _, want := range []string{
+			"\nsudo chmod 0666 " + dev + "\n",
+			"\nnot applied:      or, changing nothing: run without the capture",
+			"\nsbx --capture off [flags] -- COMMAND\n",
+			"\nto apply:         sbx doctor --fix --yes",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q", want)
+			}
+		}
+	})
+	t.Run("the mode does not help", func(t *testing.T) {
+		h := newFixHost(t, "ok", "ok", "capture-tun")
+		code, _, errOut := h.fix(t, diagnose(h, root, syscall.EACCES), true)
+		if code != 1 || !strings.Contains(errOut, "still cannot start its sandbox: capture-tun") {
+			t.Errorf("exit %d, want 1 and the reason", code)
+		}
+	})
+	t.Run("a container's device policy", func(t *testing.T) {
+		h := newFixHost(t, "ok", "ok", "ok")
+		code, out, errOut := h.fix(t, diagnose(h, user, syscall.EPERM), true)
+		if code != 1 || !strings.Contains(out, "\ndocker run --device /dev/net/tun IMAGE ...\n") ||
+			!strings.Contains(errOut, "cannot apply a fix for capture-tun itself") {
+			t.Errorf("exit %d, want 1, the container fix printed", code)
+		}
+		h.wantLog(t)
+	})
 }
 
 // TestDoctorFixNothing: a healthy host has nothing to fix (exit 0, nothing

@@ -30,6 +30,11 @@ func writeDoctor(w io.Writer, r doctor.Report) {
 	fmt.Fprintf(w, "discard overlays: %s\n", yes(r.Discard.Available, r.Discard.Reason))
 	fmt.Fprintf(w, "landlock:         ABI %d%s\n", r.Landlock.ABI, map[bool]string{true: "", false: " (unavailable)"}[r.Landlock.ABI > 0])
 	fmt.Fprintf(w, "seccomp:          %s (%s)\n", yes(r.Seccomp.Available, ""), r.Seccomp.Library)
+	capture := "yes"
+	if !r.Capture.Available {
+		capture = "NO — " + r.Capture.Reason + ": the capture is off, and with --allow-domain clients that ignore the proxy variables get no network"
+	}
+	fmt.Fprintf(w, "capture:          %s\n", capture)
 	fmt.Fprintf(w, "mode:             %s\n", r.Mode)
 	writeDiagnosis(w, r.Diagnosis)
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,10 @@ type doctorJSON struct {
 	DiscardOverlays struct {
 		Available bool `json:"available"`
 	} `json:"discardOverlays"`
+	Capture struct {
+		Available bool   `json:"available"`
+		Reason    string `json:"reason"`
+	} `json:"capture"`
 	Mode      string           `json:"mode"`
 	Diagnosis doctor.Diagnosis `json:"diagnosis"`
 }
@@ -81,6 +86,45 @@ func TestDoctorHere(t *testing.T) {
 	// discard tests show it: doctor must agree, as root and not.
 	if !d.DiscardOverlays.Available || !strings.Contains(sbx(t, runOpts{}, "doctor").stdout, "\ndiscard overlays: yes\n") {
 		t.Errorf("discard overlays should be reported available here: %+v", d)
+	}
+	// scripts/setup.sh makes /dev/net/tun 0666: the capture runs here.
+	if !d.Capture.Available || !strings.Contains(sbx(t, runOpts{}, "doctor").stdout, "\ncapture:          yes\n") {
+		t.Errorf("the capture should be reported available here: %+v", d)
+	}
+}
+
+// TestDoctorCaptureTUN: where this user cannot open /dev/net/tun (a node
+// of mode 0000, or none, on a tmpfs over /dev/net in a mount namespace of
+// the test's own; sbx runs as uid 1000 of a user namespace nested in it,
+// without the capabilities that would override the mode), the full mode
+// still runs, and doctor says the capture is off, why, and the fix
+// --fix applies: chmod 0666, or the node made.
+func TestDoctorCaptureTUN(t *testing.T) {
+	for _, tc := range []struct {
+		name, make, reason, fix string
+	}{
+		{"mode 0000", ": > /dev/net/tun && chmod 0000 /dev/net/tun || exit 99; ", "open /dev/net/tun: permission denied", "chmod 0666 /dev/net/tun"},
+		{"no node", "", "open /dev/net/tun: no such file or directory", "mknod -m 0666 /dev/net/tun c 10 200"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := `mount -t tmpfs -o mode=755 tmpfs /dev/net || exit 99; ` + tc.make + `exec unshare -U --map-user=1000 --map-group=1000 "$@"`
+			text := inUserNS(t, script, "doctor")
+			d := checkDoctor(t, text, inUserNS(t, script, "doctor", "--json"), "full", "capture-tun")
+			if d.Capture.Available || d.Capture.Reason != tc.reason {
+				t.Errorf("capture %+v, want unavailable: %s", d.Capture, tc.reason)
+			}
+			if !strings.Contains(text.stdout, "\ncapture:          NO — "+tc.reason+": the capture is off, and with --allow-domain clients that ignore the proxy variables get no network\n") {
+				t.Errorf("no capture line saying why:\n%s", text.stdout)
+			}
+			var cmds []string
+			for _, f := range d.Diagnosis.Fixes {
+				cmds = append(cmds, f.Commands...)
+			}
+			if !slices.Contains(cmds, "sudo "+tc.fix) || !slices.Contains(cmds, "sbx --capture off [flags] -- COMMAND") ||
+				len(d.Diagnosis.Fixes[0].Steps) == 0 {
+				t.Errorf("want %q with steps, and --capture off: %+v", tc.fix, d.Diagnosis.Fixes)
+			}
+		})
 	}
 }
 

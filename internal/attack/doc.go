@@ -27,7 +27,10 @@
 // files are opened for writing without truncation and renames are undone;
 // mounts go only over paths the caller passes and are undone; TIOCSTI
 // injects one printable byte and no newline; nothing touches the network
-// beyond creating sockets and connecting to a caller-named abstract socket.
+// beyond creating sockets and connecting to a caller-named abstract socket
+// or address; the capture probes name only the device sbx0 (which exists
+// only inside an sbx sandbox) or lo in a user namespace of their own, and
+// a TUN device they make is a new one, gone when they close it.
 //
 // Probes (see run in main_linux.go for the exact lines each prints):
 //
@@ -62,4 +65,14 @@
 //	rename OLD NEW             rename (undone when it worked)
 //	abstract NAME              connect to the abstract Unix socket "@NAME"
 //	abstract-self NAME         listen on "@NAME" and connect to it
+//	capdev DEV                 SIOCSIFFLAGS (down), SIOCSIFADDR, SIOCSIFMTU,
+//	                           SIOCDELRT/SIOCADDRT and rtnetlink route, link
+//	                           and address requests on DEV: only sbx0, or lo
+//	                           in a user namespace of its own (capture_linux.go)
+//	tun DIR                    open /dev/net/tun, mknod a TUN node in DIR,
+//	                           TUNSETIFF a new device "sbxatk0" on each
+//	tunfds                     every visible descriptor that points at TUN
+//	netns                      a child in a new user+net namespace: its
+//	                           interfaces, and a dial with no route
+//	bindover SRC DST           bind-mount SRC over DST (undone)
 package main

@@ -164,6 +164,21 @@ func run(probe string, args []string) int {
 	case "unix":
 		need(args, 1)
 		dialUnix(args)
+	case "capdev":
+		need(args, 1)
+		return capdev(args[0])
+	case "tun":
+		need(args, 1)
+		tun(args[0])
+	case "tunfds":
+		tunfds()
+	case "netns":
+		netns()
+	case "netns-inside":
+		netnsInside()
+	case "bindover":
+		need(args, 2)
+		bindover(args[0], args[1])
 	default:
 		fmt.Fprintf(os.Stderr, "attack: unknown probe %q\n", probe)
 		return 2
