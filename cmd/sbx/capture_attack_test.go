@@ -49,9 +49,9 @@ func captureServer(t *testing.T) (port string, c *counter, flags []string) {
 	return port, c, []string{"--allow-domain", "test.localhost:" + port, "--allow-domain", "127.0.0.1:" + port}
 }
 
-// noProxy runs a command with every proxy variable unset: only the
+// noProxyShell runs a command with every proxy variable unset: only the
 // capture carries its connections.
-const noProxy = "env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY -u no_proxy -u NO_PROXY "
+var noProxyShell = strings.Join(noProxy(), " ") + " "
 
 // capturedAfter is the script's tail: the resolver files still name sbx's
 // resolver, the device is still up, and the probe's Go client and python
@@ -59,8 +59,8 @@ const noProxy = "env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -
 func capturedAfter(port string) string {
 	url := "http://test.localhost:" + port + "/captured"
 	return "echo \"resolv_ns: $(grep -c '^nameserver 198\\.18\\.0\\.2$' /etc/resolv.conf)\"\n" +
-		noProxy + q(attackBin) + " get " + q(url) + "\n" +
-		"if command -v python3 >/dev/null; then " + noProxy +
+		noProxyShell + q(attackBin) + " get " + q(url) + "\n" +
+		"if command -v python3 >/dev/null; then " + noProxyShell +
 		"python3 -c 'import sys, urllib.request as u; print(\"python: OK\", u.urlopen(sys.argv[1], timeout=10).status)' " + q(url) +
 		" 2>&1 | tail -n 1; fi\n"
 }
