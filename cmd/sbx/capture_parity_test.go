@@ -142,6 +142,7 @@ for dest in sys.argv[1:]:
 `
 
 func TestCaptureParity(t *testing.T) {
+	needCapture(t)
 	py := needTool(t, "python3")
 	names := []string{"a.p.localhost", "b.p.localhost", "c.q.localhost"}
 	var ports []int
@@ -253,6 +254,7 @@ func TestCaptureParity(t *testing.T) {
 // receive it gets the sentinel. Port 443 on the host's loopback needs
 // root (or a lowered ip_unprivileged_port_start).
 func TestCaptureTLSTerminateAndInject(t *testing.T) {
+	needCapture(t)
 	py := needTool(t, "python3")
 	l, err := net.Listen("tcp4", "127.0.0.1:443")
 	if err != nil {
@@ -328,6 +330,7 @@ except Exception as e:
 // as they decide the proxy's: refused before the line that allows the
 // name, reached after it, refused again after the line that denies all.
 func TestCaptureControlFD(t *testing.T) {
+	needCapture(t)
 	needTool(t, "python3")
 	s, c := httpServer(t, false)
 	port := s.Listener.Addr().(*net.TCPAddr).Port
@@ -366,6 +369,7 @@ func TestCaptureControlFD(t *testing.T) {
 // leaves through it as a CONNECT to the name the client resolved and the
 // port it dialled (never resolved by sbx), with the parent's credentials.
 func TestCaptureParentProxy(t *testing.T) {
+	needCapture(t)
 	needTool(t, "python3")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -411,6 +415,7 @@ func TestCaptureParentProxy(t *testing.T) {
 // reaches the server, a no is refused and recorded, a name denied by a
 // rule is never asked (NXDOMAIN).
 func TestCaptureAskFD(t *testing.T) {
+	needCapture(t)
 	needTool(t, "python3")
 	s, c := httpServer(t, false)
 	port := s.Listener.Addr().(*net.TCPAddr).Port
@@ -451,6 +456,7 @@ func TestCaptureAskFD(t *testing.T) {
 // --capture off and the weaker mode keep the namespace (or the host's
 // network) as it was, with the host's resolv.conf.
 func TestCaptureOnlyWhenFiltered(t *testing.T) {
+	needCapture(t)
 	host, err := os.ReadFile("/etc/resolv.conf")
 	if err != nil {
 		t.Skipf("no /etc/resolv.conf: %v", err)

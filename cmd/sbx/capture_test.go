@@ -255,6 +255,7 @@ func captureClients(curl string) []captureClient {
 // allowed name through the capture, and fails towards a name that is not
 // allowed with exactly one `network` record naming it.
 func TestCaptureClients(t *testing.T) {
+	needCapture(t)
 	curl, _ := exec.LookPath("curl")
 	s, hits := httpServer(t, false)
 	port := s.Listener.Addr().(*net.TCPAddr).Port
@@ -383,6 +384,7 @@ except OSError as e:
 // the name dialled, a connection to an address sbx did not hand out — is
 // refused, and recorded once.
 func TestCaptureRefusals(t *testing.T) {
+	needCapture(t)
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
 		t.Skip("no /usr/bin/python3")
@@ -492,6 +494,7 @@ for e in errs[:5]:
 // TestCaptureConcurrent: 200 captured connections open at once to the
 // allowed name all complete.
 func TestCaptureConcurrent(t *testing.T) {
+	needCapture(t)
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
 		t.Skip("no /usr/bin/python3")
@@ -514,6 +517,7 @@ func TestCaptureConcurrent(t *testing.T) {
 // synthetic address) with the capture on, and with it off; with it off a
 // client that ignores them has no network at all, as before the capture.
 func TestCaptureProxyPath(t *testing.T) {
+	needCapture(t)
 	curl := needTool(t, "curl")
 	if skip := curlNameSkip(); skip != "" {
 		t.Skip(skip)
@@ -579,6 +583,7 @@ print(" ".join(sorted(got)))
 // both (it answered the first only, and every lookup waited out
 // resolv.conf's 2 s timeout for a retry).
 func TestCaptureResolverTwoQueriesOneSocket(t *testing.T) {
+	needCapture(t)
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
 		t.Skip("no /usr/bin/python3")
