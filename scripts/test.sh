@@ -23,8 +23,8 @@ if [ -z "${SBX_TEST_NODE:-}" ] && [ -x /opt/sbx-test/node24/bin/node ]; then
 fi
 # The race detector over the raw start, whose early process runs in the
 # supervisor's memory (a stray write there shows up as a race-runtime
-# crash), and over the proxy.
-race="CGO_ENABLED=1 go test -race -count=1 -timeout 10m ./internal/rawexec ./netproxy"
+# crash), over the proxy and over the capture stack.
+race="CGO_ENABLED=1 go test -race -count=1 -timeout 10m ./internal/rawexec ./netproxy ./capture"
 echo "== tests as $(id -un)"
 go test -count=1 -timeout 25m ./...
 eval "$race"
