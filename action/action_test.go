@@ -1406,3 +1406,59 @@ func TestInstallFixAppArmor(t *testing.T) {
 		t.Errorf("fix-host maybe: exit %d", r.code)
 	}
 }
+
+// TestInstallFixCapture: where the sandbox starts but /dev/net/tun is
+// not usable (doctor's capture-tun), the install step runs `sbx doctor
+// --fix --yes` when sudo needs no password and fix-host allows it, and
+// otherwise warns that the capture is off; the step succeeds either way.
+func TestInstallFixCapture(t *testing.T) {
+	smoke := "sbx --quiet-violations -c true"
+	for _, tc := range []struct {
+		name, sudo, fixHost string
+		log                 []string
+		fixed               bool
+	}{
+		{"fixed", "ok", "", []string{"sbx version", "sbx doctor", smoke, "sudo -n true", "sbx doctor --fix --yes"}, true},
+		{"sudo asks a password", "password", "", []string{"sbx version", "sbx doctor", smoke, "sudo -n true"}, false},
+		{"fix-host false", "ok", "false", []string{"sbx version", "sbx doctor", smoke}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			log, bin := filepath.Join(d, "log"), filepath.Join(d, "bin")
+			if err := os.Mkdir(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			logLine := `printf '%s\n' "$(basename "$0") $*" >>'` + log + `'` + "\n"
+			sbx := filepath.Join(d, "sbx")
+			script := "#!/bin/sh\n" + logLine + `case "$*" in
+version) echo "sbx fake"; exit 0 ;;
+doctor) printf 'capture:          NO — open /dev/net/tun: permission denied\nmode:             full\ndiagnosis:        capture-tun: the fake cause\n'; exit 0 ;;
+"doctor --fix --yes") echo 'fixed:            capture on'; exit 0 ;;
+esac
+exit 0
+`
+			sudo := map[string]string{"ok": "exit 0\n", "password": "echo 'sudo: a password is required' >&2\nexit 1\n"}[tc.sudo]
+			for p, body := range map[string]string{sbx: script, filepath.Join(bin, "sudo"): "#!/bin/sh\n" + logLine + sudo} {
+				if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := newGH(t)
+			in := map[string]string{"INPUT_INSTALL": "path", "INPUT_SBX_PATH": sbx}
+			if tc.fixHost != "" {
+				in["INPUT_FIX_HOST"] = tc.fixHost
+			}
+			r := g.run("install.sh", t.TempDir(), in, bin)
+			b, _ := os.ReadFile(log)
+			if got := strings.Split(strings.TrimSpace(string(b)), "\n"); strings.Join(got, "\n") != strings.Join(tc.log, "\n") {
+				t.Errorf("ran:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.log, "\n"))
+			}
+			if r.code != 0 || !strings.Contains(r.stdout, "the full sandbox starts here") {
+				t.Fatalf("exit %d, want 0: %s %s", r.code, r.stdout, r.stderr)
+			}
+			if warned := strings.Contains(r.stderr, "::warning") && strings.Contains(r.stderr, "capture is off"); warned == tc.fixed {
+				t.Errorf("fixed=%v but warned=%v: %s", tc.fixed, warned, r.stderr)
+			}
+		})
+	}
+}

@@ -190,6 +190,17 @@ doctor=$("$sbx" doctor 2>&1) || die "sbx doctor failed: $doctor"
 printf '%s\n' "$doctor"
 readme="https://github.com/sbx-sh/sbx#when-sbx-cannot-start"
 if smoke=$("$sbx" --quiet-violations -c true 2>&1); then
+	# The sandbox starts, but the capture (clients that ignore the proxy
+	# variables) needs /dev/net/tun, which some runners leave 0600:
+	# doctor's fix makes it 0666 (the mode distributions give it).
+	if grep -qE '^diagnosis: +capture-tun:' <<<"$doctor"; then
+		if [ "$fix_host" = yes ] && command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1 &&
+			"$sbx" doctor --fix --yes; then
+			echo "sbx: /dev/net/tun made usable (sbx doctor --fix --yes): the capture is on"
+		else
+			echo "::warning title=sbx::$(gh_data "the capture is off on this runner (/dev/net/tun is not usable): only clients that honour the proxy variables reach allowed domains. See $readme")" >&2
+		fi
+	fi
 	echo "sbx: installed $sbx; the full sandbox starts here"
 	exit 0
 fi
