@@ -189,17 +189,23 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 		c.Close()
 		return true
 	}
+	// Every query on the flow, until it is idle for 2 s: glibc sends the
+	// A and AAAA queries of one getaddrinfo from one socket back to back,
+	// and the second lands in this endpoint too (answering only the first
+	// cost every such lookup a 2 s timeout and a retry).
 	go func() {
 		defer sv.wg.Done()
 		defer c.Close()
 		buf := make([]byte, 1500)
-		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		n, err := c.Read(buf)
-		if err != nil {
-			return
-		}
-		if out := sv.res.Answer(buf[:n]); out != nil {
-			_, _ = c.Write(out)
+		for {
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			if out := sv.res.Answer(buf[:n]); out != nil {
+				_, _ = c.Write(out)
+			}
 		}
 	}()
 	return true

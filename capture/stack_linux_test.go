@@ -125,6 +125,47 @@ func (c *clientStack) lookup(t testing.TB, name string, typ dnsmessage.Type) (dn
 	return parse(t, buf[:n])
 }
 
+// TestDNSTwoQueriesOneSocket: the A and AAAA queries of one lookup sent
+// back to back from one socket, as glibc's getaddrinfo sends them, both
+// get an answer (the resolver answered only the first; glibc then waited
+// out its timeout and asked again).
+func TestDNSTwoQueriesOneSocket(t *testing.T) {
+	p, _ := testProxy(t, []string{"test.localhost"}, nil)
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCapture(t, p, names)
+	fa, proto := fullAddr(netip.AddrPortFrom(c.resolver, 53))
+	u, err := gonet.DialUDP(c.s, nil, &fa, proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	_ = u.SetDeadline(time.Now().Add(5 * time.Second))
+	for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
+		if _, err := u.Write(query(t, "test.localhost.", typ)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 1500)
+	got := map[bool]bool{}
+	for i := 0; i < 2; i++ {
+		n, err := u.Read(buf)
+		if err != nil {
+			t.Fatalf("answer %d of 2: %v", i+1, err)
+		}
+		rc, addrs := parse(t, buf[:n])
+		if rc != dnsmessage.RCodeSuccess || len(addrs) != 1 {
+			t.Fatalf("answer %d: %v %v", i+1, rc, addrs)
+		}
+		got[addrs[0].Is4()] = true
+	}
+	if !got[true] || !got[false] {
+		t.Fatalf("want one A and one AAAA answer, got %v", got)
+	}
+}
+
 func (c *clientStack) dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 	fa, proto := fullAddr(ap)
 	return gonet.DialContextTCP(ctx, c.s, fa, proto)
