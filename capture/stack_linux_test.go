@@ -278,3 +278,78 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Fatalf("records after UDP: %+v", r)
 	}
 }
+
+// TestStackBulkBothWays: 3 MiB from the host's server to the client and
+// 3 MiB back arrive whole and in order through the capture (the download
+// direction goes through tcpConn.ReadFrom, whose buffer grows once a read
+// fills it).
+func TestStackBulkBothWays(t *testing.T) {
+	const size = 3 << 20
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pattern := func(i int) byte { return byte(i*7 + i>>12) }
+	got := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		out := make([]byte, size)
+		for i := range out {
+			out[i] = pattern(i)
+		}
+		go func() { _, _ = c.Write(out); _ = c.(*net.TCPConn).CloseWrite() }()
+		in, err := io.ReadAll(c)
+		if err == nil && len(in) != size {
+			err = fmt.Errorf("server got %d bytes, want %d", len(in), size)
+		}
+		for i := 0; err == nil && i < len(in); i++ {
+			if in[i] != pattern(size-1-i) {
+				err = fmt.Errorf("server: byte %d differs", i)
+			}
+		}
+		got <- err
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	p, _ := testProxy(t, []string{"bulk.localhost", fmt.Sprintf("127.0.0.1:%d", port)}, nil)
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCapture(t, p, names)
+	_, addrs := c.lookup(t, "bulk.localhost.", dnsmessage.TypeA)
+	if len(addrs) != 1 {
+		t.Fatalf("lookup: %v", addrs)
+	}
+	conn, err := c.dial(context.Background(), netip.AddrPortFrom(addrs[0], uint16(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	back := make([]byte, size)
+	for i := range back {
+		back[i] = pattern(size - 1 - i)
+	}
+	go func() { _, _ = conn.Write(back); _ = conn.(*gonet.TCPConn).CloseWrite() }()
+	in, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in) != size {
+		t.Fatalf("client got %d bytes, want %d", len(in), size)
+	}
+	for i := range in {
+		if in[i] != pattern(i) {
+			t.Fatalf("client: byte %d differs", i)
+		}
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}
