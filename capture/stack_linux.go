@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -164,7 +165,46 @@ func (sv *server) tcp(r *tcp.ForwarderRequest) {
 		return
 	}
 	r.Complete(false)
-	sv.cfg.Policy.ServeVetted(gonet.NewTCPConn(&wq, ep), t)
+	sv.cfg.Policy.ServeVetted(&tcpConn{gonet.NewTCPConn(&wq, ep)}, t)
+}
+
+// tcpConn is a captured connection whose ReadFrom (what the proxy's relay
+// uses for the upstream's bytes) writes into the stack in chunks of up to
+// 256 KiB instead of io.Copy's 32 KiB: each Write into the stack has a
+// fixed cost (segmenting, waking its goroutines), and with 32 KiB a
+// download through the capture ran at 590-760 MB/s against 890-960
+// (curl -4 inside sbx, 500 MB, alternating runs). A connection grows its
+// buffer only once a read fills the one it has, so one that never moves
+// bulk data holds 32 KiB as before.
+type tcpConn struct{ *gonet.TCPConn }
+
+const (
+	copySmall = 32 << 10
+	copyLarge = 256 << 10
+)
+
+func (c *tcpConn) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, copySmall)
+	var total int64
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			w, werr := c.TCPConn.Write(buf[:n])
+			total += int64(w)
+			if werr != nil {
+				return total, werr
+			}
+			if n == len(buf) && len(buf) < copyLarge {
+				buf = make([]byte, copyLarge)
+			}
+		}
+		if rerr == io.EOF {
+			return total, nil
+		}
+		if rerr != nil {
+			return total, rerr
+		}
+	}
 }
 
 // begin counts a handler in, unless Serve is shutting down.
@@ -189,10 +229,10 @@ func (sv *server) dns(r *udp.ForwarderRequest) bool {
 		c.Close()
 		return true
 	}
-	// Every query of the flow, until it is idle: glibc sends the A and
-	// AAAA queries of one lookup on one socket at once, and the second
-	// arrives on this endpoint (answering only the first left every
-	// lookup waiting out resolv.conf's timeout for a retry).
+	// Every query on the flow, until it is idle for 2 s: glibc sends the
+	// A and AAAA queries of one getaddrinfo from one socket back to back,
+	// and the second lands in this endpoint too (answering only the first
+	// cost every such lookup a 2 s timeout and a retry).
 	go func() {
 		defer sv.wg.Done()
 		defer c.Close()

@@ -125,6 +125,47 @@ func (c *clientStack) lookup(t testing.TB, name string, typ dnsmessage.Type) (dn
 	return parse(t, buf[:n])
 }
 
+// TestDNSTwoQueriesOneSocket: the A and AAAA queries of one lookup sent
+// back to back from one socket, as glibc's getaddrinfo sends them, both
+// get an answer (the resolver answered only the first; glibc then waited
+// out its timeout and asked again).
+func TestDNSTwoQueriesOneSocket(t *testing.T) {
+	p, _ := testProxy(t, []string{"test.localhost"}, nil)
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCapture(t, p, names)
+	fa, proto := fullAddr(netip.AddrPortFrom(c.resolver, 53))
+	u, err := gonet.DialUDP(c.s, nil, &fa, proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	_ = u.SetDeadline(time.Now().Add(5 * time.Second))
+	for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
+		if _, err := u.Write(query(t, "test.localhost.", typ)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 1500)
+	got := map[bool]bool{}
+	for i := 0; i < 2; i++ {
+		n, err := u.Read(buf)
+		if err != nil {
+			t.Fatalf("answer %d of 2: %v", i+1, err)
+		}
+		rc, addrs := parse(t, buf[:n])
+		if rc != dnsmessage.RCodeSuccess || len(addrs) != 1 {
+			t.Fatalf("answer %d: %v %v", i+1, rc, addrs)
+		}
+		got[addrs[0].Is4()] = true
+	}
+	if !got[true] || !got[false] {
+		t.Fatalf("want one A and one AAAA answer, got %v", got)
+	}
+}
+
 func (c *clientStack) dial(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 	fa, proto := fullAddr(ap)
 	return gonet.DialContextTCP(ctx, c.s, fa, proto)
@@ -235,5 +276,80 @@ func TestStackEndToEnd(t *testing.T) {
 	r = rec.all()
 	if len(r) != 4 || r[3].Proto != ProtoUDP || r[3].Port != 9999 || r[3].Host != "test.localhost" {
 		t.Fatalf("records after UDP: %+v", r)
+	}
+}
+
+// TestStackBulkBothWays: 3 MiB from the host's server to the client and
+// 3 MiB back arrive whole and in order through the capture (the download
+// direction goes through tcpConn.ReadFrom, whose buffer grows once a read
+// fills it).
+func TestStackBulkBothWays(t *testing.T) {
+	const size = 3 << 20
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pattern := func(i int) byte { return byte(i*7 + i>>12) }
+	got := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		out := make([]byte, size)
+		for i := range out {
+			out[i] = pattern(i)
+		}
+		go func() { _, _ = c.Write(out); _ = c.(*net.TCPConn).CloseWrite() }()
+		in, err := io.ReadAll(c)
+		if err == nil && len(in) != size {
+			err = fmt.Errorf("server got %d bytes, want %d", len(in), size)
+		}
+		for i := 0; err == nil && i < len(in); i++ {
+			if in[i] != pattern(size-1-i) {
+				err = fmt.Errorf("server: byte %d differs", i)
+			}
+		}
+		got <- err
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	p, _ := testProxy(t, []string{"bulk.localhost", fmt.Sprintf("127.0.0.1:%d", port)}, nil)
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCapture(t, p, names)
+	_, addrs := c.lookup(t, "bulk.localhost.", dnsmessage.TypeA)
+	if len(addrs) != 1 {
+		t.Fatalf("lookup: %v", addrs)
+	}
+	conn, err := c.dial(context.Background(), netip.AddrPortFrom(addrs[0], uint16(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	back := make([]byte, size)
+	for i := range back {
+		back[i] = pattern(size - 1 - i)
+	}
+	go func() { _, _ = conn.Write(back); _ = conn.(*gonet.TCPConn).CloseWrite() }()
+	in, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in) != size {
+		t.Fatalf("client got %d bytes, want %d", len(in), size)
+	}
+	for i := range in {
+		if in[i] != pattern(i) {
+			t.Fatalf("client: byte %d differs", i)
+		}
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -111,6 +111,15 @@ func captureOps(p *rawexec.Program, ctl int, names *capture.Names) error {
 	flags := make([]byte, 2)
 	binary.NativeEndian.PutUint16(flags, unix.IFF_TUN|unix.IFF_NO_PI)
 	p.Syscall("capture: creating the TUN device", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFF), rawexec.Bytes(ifreq(flags)))
+	// Persistent: the supervisor's close at the end of the run then only
+	// detaches, and the device goes with the namespace, which the kernel
+	// tears down in the background. Without it that close unregisters the
+	// device and waits out an RCU barrier, 15-30 ms on this kernel, on
+	// the path to sbx's exit (docs/benchmarks.md, "Capture"). The
+	// command cannot take the device over: it holds no capability in the
+	// namespace's user namespace (dropCapsOps) and the supervisor's
+	// descriptor stays attached as long as the command runs.
+	p.Syscall("capture: keeping the device", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETPERSIST), rawexec.Imm(1))
 
 	s4 := p.Syscall("capture: socket", unix.SYS_SOCKET, rawexec.Imm(unix.AF_INET), rawexec.Imm(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), rawexec.Imm(0)).Save()
 	mask := netip.AddrFrom4([4]byte{255, 254, 0, 0}) // capture.V4Range is a /15
@@ -158,7 +167,7 @@ func captureOps(p *rawexec.Program, ctl int, names *capture.Names) error {
 }
 
 // serveCapture runs the stack on the device f until ctx is done, then
-// closes f (which removes the device).
+// closes f (the device, persistent, goes with the namespace).
 func (ns *ctlSide) serveCapture(ctx context.Context, f *os.File) {
 	defer ns.wg.Done()
 	defer f.Close()

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -42,7 +43,12 @@ func main() {
 	sbx := flag.String("sbx", "bin/sbx", "sbx binary")
 	n := flag.Int("n", 30, "rounds")
 	srt := flag.String("srt", "/opt/sbx-peers/srt/node_modules/.bin/srt", "srt launcher")
+	only := flag.String("rows", "", "only rows whose name matches this regexp (the \"sbx -- /bin/true\" row, the ratios' base, is always kept)")
+	alt := flag.String("alt", "", "a second sbx binary: every sbx row is also run with it, named \"… [alt]\", in the same rounds (before/after a change)")
 	flag.Parse()
+	want := func(name string) bool {
+		return *only == "" || name == "sbx -- /bin/true" || regexp.MustCompile(*only).MatchString(name)
+	}
 	abs, err := filepath.Abs(*sbx)
 	check(err)
 	work, err := os.MkdirTemp("", "sbx-bench-")
@@ -53,7 +59,9 @@ func main() {
 	tree := filepath.Join(work, "tree")
 	check(os.MkdirAll(empty, 0o755))
 	check(os.MkdirAll(wempty, 0o755))
-	check(bench.MakeTree(tree, 100_000))
+	if want("sbx, writable 100k-file tree") || want("sbx, writable 100k-file tree, no scan cache") {
+		check(bench.MakeTree(tree, 100_000))
+	}
 	// The 100k new files are dirty in the page cache: flushed now, not
 	// by writeback in the middle of the rounds.
 	syscall.Sync()
@@ -77,10 +85,10 @@ func main() {
 		{name: "bare /bin/true", dir: empty, argv: []string{"/bin/true"}},
 		{name: "sbx -- /bin/true", dir: empty, argv: []string{abs, "--", "/bin/true"}},
 	}
-	if p, err := exec.LookPath("bwrap"); err == nil {
+	if p, err := exec.LookPath("bwrap"); err == nil && want("bwrap (unshare-all, ro /)") {
 		tools = append(tools, &tool{name: "bwrap (unshare-all, ro /)", dir: empty, peer: true, argv: []string{p, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--new-session", "--die-with-parent", "/bin/true"}})
 	}
-	if _, err := os.Stat(*srt); err == nil {
+	if _, err := os.Stat(*srt); err == nil && want("srt /bin/true") {
 		srtSettings := filepath.Join(work, "srt.json")
 		sb, _ := json.Marshal(map[string]any{
 			"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
@@ -107,8 +115,26 @@ func main() {
 		&tool{name: "sbx, 500 denyRead entries", dir: empty, argv: []string{abs, "--settings", settings, "--", "/bin/true"}},
 		// The proxy on (listeners in the sandbox, the supervisor's
 		// proxy started); /bin/true sends nothing.
+		// In filtered mode the sandbox also gets the capture's TUN device
+		// and the supervisor its gVisor stack (issue 29); the second row
+		// is the same without them.
 		&tool{name: "sbx --allow-domain (proxy on)", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--", "/bin/true"}},
+		&tool{name: "sbx --allow-domain --capture off", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--capture", "off", "--", "/bin/true"}},
 	)
+	tools = slices.DeleteFunc(tools, func(t *tool) bool { return !want(t.name) })
+	if *alt != "" {
+		altAbs, err := filepath.Abs(*alt)
+		check(err)
+		for _, t := range slices.Clone(tools) {
+			if t.argv[0] == abs {
+				c := *t
+				c.name += " [alt]"
+				c.argv = append([]string{altAbs}, t.argv[1:]...)
+				c.peer = true // an older binary may not know a row's flags
+				tools = append(tools, &c)
+			}
+		}
+	}
 	for _, t := range tools { // warm up, and drop a peer that does not work here
 		if err := runOnce(t); err != nil {
 			fmt.Fprintf(os.Stderr, "skipping %s: %v\n", t.name, err)
@@ -135,7 +161,12 @@ func main() {
 			}
 		}
 	}
-	base := bench.Median(tools[1].ms)
+	var base float64
+	for _, t := range tools {
+		if t.name == "sbx -- /bin/true" {
+			base = bench.Median(t.ms)
+		}
+	}
 	var bw float64
 	for _, t := range tools {
 		if strings.HasPrefix(t.name, "bwrap") && t.argv != nil {

@@ -3,8 +3,8 @@
 // as one line of JSON on stdout. Standard library only.
 //
 //	netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL
-//	netclient latency [-warm N] N HOST:PORT
-//	netclient concurrent N HOST:PORT
+//	netclient latency [-warm N] [-via auto|direct|connect] [-once] N HOST:PORT
+//	netclient concurrent [-via auto|direct|connect] N HOST:PORT
 //
 // get downloads URL (http:// only) and reports bytes and seconds. -via
 // picks the path: direct; http, a plain absolute-form request to
@@ -16,8 +16,11 @@
 // times each from the start of the dial until the first byte of the
 // server's greeting; with $HTTPS_PROXY set the connection is a CONNECT
 // tunnel through it (the dial, the CONNECT exchange and the greeting are
-// all inside the sample), otherwise a direct dial. -warm connections (1 by
-// default) go first and are not recorded.
+// all inside the sample), otherwise a direct dial (-via direct or connect
+// picks one whatever the environment says). A direct dial to a name looks
+// it up every time, as a client without a cache does; -once looks it up
+// before the first connection and dials the address. -warm connections
+// (1 by default) go first and are not recorded.
 //
 // concurrent opens N connections at once (same path rule as latency),
 // waits until every one has either read the greeting or failed, so that
@@ -75,7 +78,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] N HOST:PORT\n       netclient concurrent N HOST:PORT")
+	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] [-via auto|direct|connect] [-once] N HOST:PORT\n       netclient concurrent [-via auto|direct|connect] N HOST:PORT")
 	os.Exit(2)
 }
 
@@ -360,12 +363,25 @@ func cmdGet(args []string) error {
 	return nil
 }
 
-// connPath is the path latency and concurrent use: CONNECT through
-// $HTTPS_PROXY when set, direct otherwise.
-func connPath() (string, *url.URL, error) {
+// connPath is the path latency and concurrent use: with via "auto",
+// CONNECT through $HTTPS_PROXY when set, direct otherwise.
+func connPath(via string) (string, *url.URL, error) {
+	switch via {
+	case "direct":
+		return "direct", nil, nil
+	case "auto", "connect":
+	default:
+		return "", nil, fmt.Errorf("-via %q: auto, direct or connect", via)
+	}
 	p, err := proxyEnv("HTTPS_PROXY")
-	if err != nil || p == nil {
-		return "direct", nil, err
+	if err != nil {
+		return "", nil, err
+	}
+	if p == nil {
+		if via == "connect" {
+			return "", nil, errors.New("-via connect: $HTTPS_PROXY is not set")
+		}
+		return "direct", nil, nil
 	}
 	return "connect", p, nil
 }
@@ -382,6 +398,8 @@ type latencyResult struct {
 func cmdLatency(args []string) error {
 	fs := flag.NewFlagSet("latency", flag.ExitOnError)
 	warm := fs.Int("warm", 1, "unrecorded connections first")
+	viaFlag := fs.String("via", "auto", "auto|direct|connect")
+	once := fs.Bool("once", false, "direct: look the name up once, then dial the address")
 	_ = fs.Parse(args)
 	if fs.NArg() != 2 {
 		usage()
@@ -391,9 +409,20 @@ func cmdLatency(args []string) error {
 		return fmt.Errorf("N: %q", fs.Arg(0))
 	}
 	target := fs.Arg(1)
-	via, proxy, err := connPath()
+	via, proxy, err := connPath(*viaFlag)
 	if err != nil {
 		return err
+	}
+	if *once && via == "direct" {
+		host, port, err := net.SplitHostPort(target)
+		if err != nil {
+			return err
+		}
+		addrs, err := net.LookupHost(host)
+		if err != nil {
+			return err
+		}
+		target = net.JoinHostPort(addrs[0], port)
 	}
 	res := latencyResult{Mode: "latency", Via: via, Target: target, Samples: make([]int64, 0, n)}
 	for i := 0; i < *warm+n; i++ {
@@ -435,15 +464,18 @@ type concurrentResult struct {
 }
 
 func cmdConcurrent(args []string) error {
-	if len(args) != 2 {
+	fs := flag.NewFlagSet("concurrent", flag.ExitOnError)
+	viaFlag := fs.String("via", "auto", "auto|direct|connect")
+	_ = fs.Parse(args)
+	if fs.NArg() != 2 {
 		usage()
 	}
-	n, err := strconv.Atoi(args[0])
+	n, err := strconv.Atoi(fs.Arg(0))
 	if err != nil || n < 1 {
-		return fmt.Errorf("N: %q", args[0])
+		return fmt.Errorf("N: %q", fs.Arg(0))
 	}
-	target := args[1]
-	via, proxy, err := connPath()
+	target := fs.Arg(1)
+	via, proxy, err := connPath(*viaFlag)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,20 @@
 //   - opens -conc connections at once through each path, all held open
 //     together, each then doing one request/response.
 //
+// The capture (issue 29): sbx is also given --allow-domain NAME:PORT for
+// both servers, where NAME (-name, sbx-capture.test by default) is a name
+// the host's /etc/hosts maps to 127.0.0.1, and rows named "capture" run
+// the same clients with the proxy ignored (curl --noproxy '*', netclient
+// -via direct) to that name: inside the sandbox it resolves through sbx's
+// resolver to a synthetic address and the connection goes through the
+// TUN device to the supervisor's user-space stack. Those rows are
+// compared with the CONNECT rows of the same client and launcher:
+// throughput ≥ 0.5× CONNECT, new-connection latency ≤ +1 ms over a
+// CONNECT to the same name. Two capture latency rows: a lookup before
+// every dial (a client without a DNS cache: the query to sbx's resolver
+// is in the sample) and one lookup, then the address dialled each time.
+// Without the name on the host, the capture rows are dropped with a note.
+//
 // With -alt OTHER_SBX a second sbx binary is measured in the same rounds,
 // in rows named sbx-alt: before/after numbers for a change.
 //
@@ -248,8 +262,12 @@ type row struct {
 	argv   []string // the client command (inside the launcher)
 	client string   // "curl" or "netclient": the direct row to compare with
 	peer   bool     // srt: informational, no verdict
-	note   string   // why the row was dropped
-	skip   bool
+	// capture: the row dials -name, without the proxy (issue 29); base,
+	// when set, is the row it is judged against instead of direct.
+	capture bool
+	base    *row
+	note    string // why the row was dropped
+	skip    bool
 
 	vals    []float64 // throughput MB/s, or concurrent completed
 	samples []float64 // latency ms, pooled over rounds
@@ -360,6 +378,7 @@ func main() {
 	conc := flag.Int("conc", 200, "simultaneous connections per concurrency run")
 	only := flag.String("rows", "", "only rows whose name matches this regexp")
 	alt := flag.String("alt", "", "a second sbx binary measured alongside, in rows named sbx-alt (before/after a change)")
+	capName := flag.String("name", "sbx-capture.test", "a name the host resolves to 127.0.0.1, dialled by the capture rows")
 	flag.Parse()
 	sbx, err := filepath.Abs(*sbxPath)
 	check(err)
@@ -374,7 +393,14 @@ func main() {
 
 	httpAddr, greetAddr := startServers()
 	_, httpPort, _ := net.SplitHostPort(httpAddr)
+	_, greetPort, _ := net.SplitHostPort(greetAddr)
 	url := "http://" + httpAddr + "/zero?n={SIZE}"
+	capHTTP, capGreet := net.JoinHostPort(*capName, httpPort), net.JoinHostPort(*capName, greetPort)
+	capURL := "http://" + capHTTP + "/zero?n={SIZE}"
+	capNote := ""
+	if addrs, err := net.LookupHost(*capName); err != nil || len(addrs) == 0 || addrs[0] != "127.0.0.1" {
+		capNote = fmt.Sprintf("%s does not resolve to 127.0.0.1 on the host (%v %v): add it to /etc/hosts", *capName, addrs, err)
+	}
 	curlW := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}"}
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -395,7 +421,8 @@ func main() {
 	direct := &launcher{name: ""}
 	sbxL := func(name, bin string) *launcher {
 		return &launcher{name: name, poll: true, prefix: []string{bin,
-			"--allow-domain", httpAddr, "--allow-domain", greetAddr, "--allow-read", work, "--"}}
+			"--allow-domain", httpAddr, "--allow-domain", greetAddr,
+			"--allow-domain", capHTTP, "--allow-domain", capGreet, "--allow-read", work, "--"}}
 	}
 	sbxs := []*launcher{sbxL("sbx", sbx)}
 	if *alt != "" {
@@ -415,13 +442,17 @@ func main() {
 	}
 
 	nc := func(args ...string) []string { return append([]string{netclient}, args...) }
-	cu := func(args ...string) []string {
-		return append(append(append([]string{curl}, curlW...), args...), url)
+	cuTo := func(u string, args ...string) []string {
+		return append(append(append([]string{curl}, curlW...), args...), u)
 	}
+	cu := func(args ...string) []string { return cuTo(url, args...) }
 	var rows []*row
 	add := func(r *row) {
 		if curl == "" && r.client == "curl" {
 			return
+		}
+		if r.capture && capNote != "" {
+			r.skip, r.note = true, capNote
 		}
 		rows = append(rows, r)
 	}
@@ -429,8 +460,15 @@ func main() {
 	add(&row{name: "direct · netclient", kind: kThroughput, l: direct, client: "netclient", argv: nc("get", "-via", "direct", url)})
 	for _, sb := range sbxs {
 		n := sb.name
-		add(&row{name: n + " CONNECT · curl -p", kind: kThroughput, l: sb, client: "curl", argv: cu("--noproxy", "", "-p")})
-		add(&row{name: n + " CONNECT · netclient", kind: kThroughput, l: sb, client: "netclient", argv: nc("get", "-via", "connect", url)})
+		cc := &row{name: n + " CONNECT · curl -p", kind: kThroughput, l: sb, client: "curl", argv: cu("--noproxy", "", "-p")}
+		cn := &row{name: n + " CONNECT · netclient", kind: kThroughput, l: sb, client: "netclient", argv: nc("get", "-via", "connect", url)}
+		add(cc)
+		add(cn)
+		add(&row{name: n + " capture · curl", kind: kThroughput, l: sb, client: "curl", capture: true, base: cc, argv: cuTo(capURL, "--noproxy", "*")})
+		// curl tries the name's IPv6 address first (happy eyeballs);
+		// this row is its IPv4 path alone.
+		add(&row{name: n + " capture · curl -4", kind: kThroughput, l: sb, client: "curl", capture: true, base: cc, argv: cuTo(capURL, "--noproxy", "*", "-4")})
+		add(&row{name: n + " capture · netclient", kind: kThroughput, l: sb, client: "netclient", capture: true, base: cn, argv: nc("get", "-via", "direct", capURL)})
 		add(&row{name: n + " plain HTTP proxy · curl", kind: kThroughput, l: sb, client: "curl", argv: cu("--noproxy", "")})
 		add(&row{name: n + " plain HTTP proxy · netclient", kind: kThroughput, l: sb, client: "netclient", argv: nc("get", "-via", "http", url)})
 		add(&row{name: n + " SOCKS5 · curl", kind: kThroughput, l: sb, client: "curl",
@@ -446,6 +484,10 @@ func main() {
 	add(&row{name: "latency direct", kind: kLatency, l: direct, argv: latArgs})
 	for _, sb := range sbxs {
 		add(&row{name: "latency " + sb.name + " CONNECT", kind: kLatency, l: sb, argv: latArgs})
+		cn := &row{name: "latency " + sb.name + " CONNECT to the name", kind: kLatency, l: sb, capture: true, argv: nc("latency", "-via", "connect", strconv.Itoa(*lat), capGreet)}
+		add(cn)
+		add(&row{name: "latency " + sb.name + " capture, lookup every dial", kind: kLatency, l: sb, capture: true, base: cn, argv: nc("latency", "-via", "direct", strconv.Itoa(*lat), capGreet)})
+		add(&row{name: "latency " + sb.name + " capture, one lookup", kind: kLatency, l: sb, capture: true, base: cn, argv: nc("latency", "-via", "direct", "-once", strconv.Itoa(*lat), capGreet)})
 	}
 	if srtL != nil {
 		add(&row{name: "latency srt CONNECT", kind: kLatency, l: srtL, peer: true, argv: latArgs})
@@ -454,6 +496,7 @@ func main() {
 	add(&row{name: fmt.Sprintf("%d concurrent direct", *conc), kind: kConcurrent, l: direct, argv: concArgs})
 	for _, sb := range sbxs {
 		add(&row{name: fmt.Sprintf("%d concurrent %s CONNECT", *conc, sb.name), kind: kConcurrent, l: sb, argv: concArgs})
+		add(&row{name: fmt.Sprintf("%d concurrent %s capture", *conc, sb.name), kind: kConcurrent, l: sb, capture: true, argv: nc("concurrent", "-via", "direct", strconv.Itoa(*conc), capGreet)})
 	}
 	if srtL != nil {
 		add(&row{name: fmt.Sprintf("%d concurrent srt CONNECT", *conc), kind: kConcurrent, l: srtL, peer: true, argv: concArgs})
@@ -513,7 +556,7 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 	fmt.Printf("%d rounds, interleaved; %d MiB per download; %d sequential connections per latency run; %d at once per concurrency run; CPUs allowed: %d\n\n",
 		n, size>>20, lat, conc, numCPU())
 	fmt.Printf("| row | median | spread | vs direct | target | verdict | CPU s/GiB: all (launcher) | launcher peak RSS |\n|---|---|---|---|---|---|---|---|\n")
-	sbxPeak := map[string]int64{}
+	sbxPeak, capPeak := map[string]int64{}, map[string]int64{}
 	var sbxNames []string
 	for _, r := range rows {
 		rss := "–"
@@ -524,6 +567,9 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 					sbxNames = append(sbxNames, r.l.name)
 				}
 				sbxPeak[r.l.name] = max(sbxPeak[r.l.name], r.peakKiB)
+				if r.capture {
+					capPeak[r.l.name] = max(capPeak[r.l.name], r.peakKiB)
+				}
 			}
 		}
 		if r.skip {
@@ -553,6 +599,12 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 					target = "≥ 0.80×"
 					verdict = passFail(ratio >= 0.8)
 				}
+				if r.base != nil && len(r.base.vals) > 0 {
+					ratio := m / bench.Median(r.base.vals)
+					vs += fmt.Sprintf(" direct, %.2f× CONNECT", ratio)
+					target = "≥ 0.50× CONNECT"
+					verdict = passFail(ratio >= 0.5)
+				}
 			}
 		case kLatency:
 			if len(r.samples) == 0 {
@@ -564,9 +616,15 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 			spread = fmt.Sprintf("p99 %.3f ms", p99)
 			if r.l.name != "" && latDirect != nil {
 				dm, dp := bench.Median(latDirect.samples), bench.Pct(latDirect.samples, 99)
-				vs = fmt.Sprintf("+%.3f ms median, +%.3f ms p99", m-dm, p99-dp)
+				vs = fmt.Sprintf("%+.3f ms median, %+.3f ms p99", m-dm, p99-dp)
 				target = "≤ +1 ms median"
 				verdict = passFail(m-dm <= 1)
+			}
+			if r.base != nil && len(r.base.samples) > 0 {
+				bm, bp := bench.Median(r.base.samples), bench.Pct(r.base.samples, 99)
+				vs = fmt.Sprintf("%+.3f ms median, %+.3f ms p99 over CONNECT to the name", m-bm, p99-bp)
+				target = "≤ +1 ms median over CONNECT"
+				verdict = passFail(m-bm <= 1)
 			}
 		case kConcurrent:
 			if len(r.vals) == 0 {
@@ -600,6 +658,10 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 	for _, name := range sbxNames {
 		mb := float64(sbxPeak[name]) * 1024 / 1e6
 		fmt.Printf("| %s supervisor peak RSS (VmHWM, download + concurrent runs) | %.1f MB | | | ≤ 30 MB | %s | | |\n", name, mb, passFail(mb <= 30))
+		if kb, ok := capPeak[name]; ok {
+			mb := float64(kb) * 1024 / 1e6
+			fmt.Printf("| %s supervisor peak RSS, capture rows only | %.1f MB | | | ≤ 30 MB | %s | | |\n", name, mb, passFail(mb <= 30))
+		}
 	}
 	fmt.Printf("\nThroughput: bytes / the client's own transfer time, median (min–max) over rounds; × direct compares with the direct row of the same client. CPU s/GiB: median user+system seconds per GiB moved, of every process involved (the test servers in this process, the client, and for a sandbox everything the launcher waited for), less the launcher's own start-up cost around /bin/true, and in parentheses of the launcher process alone (sbx: the supervisor, which runs the proxy; srt: its Node process; /proc/<pid>/stat, 10 ms ticks). Latency: dial start to the first greeting byte, pooled samples. RSS: VmHWM of the launcher process (sbx supervisor; srt's Node process), MB = 10^6 bytes. The test server's HTTP port was %s.\n", httpPort)
 }
