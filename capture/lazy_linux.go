@@ -1,0 +1,99 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+)
+
+// firstPacket waits until fd carries a packet that is not the kernel's
+// own IPv6 housekeeping (router solicitations, neighbour discovery and
+// MLD reports, which it sends as soon as the device is up and which need
+// no answer on a point-to-point device), reading and dropping those, and
+// returns that packet; nil when ctx ends first. Until then Serve builds
+// no stack: a run that never uses the network pays for none.
+func firstPacket(ctx context.Context, fd int, mtu int) ([]byte, error) {
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("capture: eventfd: %w", err)
+	}
+	defer unix.Close(wake)
+	stop := context.AfterFunc(ctx, func() {
+		_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	})
+	defer stop()
+	buf := make([]byte, mtu)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return nil, fmt.Errorf("capture: poll: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			return nil, nil
+		}
+		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 && fds[0].Revents&unix.POLLIN == 0 {
+			return nil, fmt.Errorf("capture: the device failed (poll events %#x)", fds[0].Revents)
+		}
+		n, err := unix.Read(fd, buf)
+		switch {
+		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("capture: reading the device: %w", err)
+		}
+		if n > 0 && !housekeeping(buf[:n]) {
+			return append([]byte(nil), buf[:n]...), nil
+		}
+	}
+}
+
+// housekeeping reports whether p is an IPv6 packet the kernel sends by
+// itself when a device comes up: ICMPv6 router solicitation, neighbour
+// solicitation or advertisement, or an MLD report (which comes after a
+// hop-by-hop header).
+func housekeeping(p []byte) bool {
+	if len(p) < 41 || p[0]>>4 != 6 {
+		return false
+	}
+	next, off := p[6], 40
+	if next == 0 { // hop-by-hop options (router alert), then ICMPv6
+		if len(p) < off+8 {
+			return false
+		}
+		next, off = p[off], off+(int(p[off+1])+1)*8
+	}
+	if next != 58 || len(p) <= off {
+		return false
+	}
+	switch p[off] {
+	case 130, 131, 132, 143, 133, 135, 136: // MLD query/report/done, MLDv2 report, RS, NS, NA
+		return true
+	}
+	return false
+}
+
+// deliverFirst hands the packet firstPacket read to the stack, as the
+// device's dispatcher would have.
+func deliverFirst(f *icmpFilter, p []byte) {
+	var proto tcpip.NetworkProtocolNumber
+	switch p[0] >> 4 {
+	case 4:
+		proto = header.IPv4ProtocolNumber
+	case 6:
+		proto = header.IPv6ProtocolNumber
+	default:
+		return
+	}
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
+	f.DeliverNetworkPacket(proto, pkt)
+	pkt.DecRef()
+}

@@ -1,0 +1,60 @@
+package capture
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pkt6 is a minimal IPv6 packet: next header nh, then payload.
+func pkt6(nh byte, payload ...byte) []byte {
+	p := make([]byte, 40, 40+len(payload))
+	p[0], p[6] = 0x60, nh
+	return append(p, payload...)
+}
+
+// TestFirstPacket: the stack is built on the first packet that is not the
+// kernel's own IPv6 housekeeping; those are dropped, a cancelled context
+// ends the wait with no packet.
+func TestFirstPacket(t *testing.T) {
+	mldv2 := pkt6(0, append([]byte{58, 0, 5, 2, 0, 0, 1, 0}, 143, 0, 0, 0)...) // hop-by-hop (router alert), then an MLDv2 report
+	rs := pkt6(58, 133, 0, 0, 0, 0, 0, 0, 0)
+	ns := pkt6(58, 135, 0, 0, 0, 0, 0, 0, 0)
+	echo := pkt6(58, 128, 0, 0, 0, 0, 0, 0, 0)
+	tcp6 := pkt6(6, make([]byte, 20)...)
+	tcp4 := append([]byte{0x45}, make([]byte, 39)...)
+	for _, c := range []struct {
+		name string
+		p    []byte
+		want bool
+	}{{"mldv2", mldv2, true}, {"rs", rs, true}, {"ns", ns, true}, {"echo", echo, false}, {"tcp6", tcp6, false}, {"tcp4", tcp4, false}, {"short", []byte{0x60}, false}} {
+		if got := housekeeping(c.p); got != c.want {
+			t.Errorf("%s: housekeeping %v, want %v", c.name, got, c.want)
+		}
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	for _, p := range [][]byte{mldv2, rs, ns, tcp6} {
+		if _, err := unix.Write(fds[1], p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := firstPacket(context.Background(), fds[0], 1500)
+	if err != nil || string(got) != string(tcp6) {
+		t.Fatalf("first packet %x (%v), want the TCP one", got, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := unix.Write(fds[1], rs); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := firstPacket(ctx, fds[0], 1500); got != nil || err != nil {
+		t.Fatalf("after the context: %x %v, want nothing", got, err)
+	}
+}
