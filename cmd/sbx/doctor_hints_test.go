@@ -78,6 +78,7 @@ func checkDoctor(t *testing.T, text, js result, mode, id string) doctorJSON {
 // TestDoctorHere: on this host (root, and the unprivileged user CI also
 // runs the suite as) sbx's full mode runs, and doctor says so.
 func TestDoctorHere(t *testing.T) {
+	needCapture(t) // "ok" includes the capture; TestDoctorCaptureTUN covers a host without
 	d := checkDoctor(t, sbx(t, runOpts{}, "doctor"), sbx(t, runOpts{}, "doctor", "--json"), "full", "ok")
 	if !d.UserNamespaces.Available || !d.FreshProc.Mountable || len(d.Diagnosis.Fixes) != 0 {
 		t.Errorf("a healthy host: %+v", d)
