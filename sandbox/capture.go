@@ -36,9 +36,13 @@ func planCapture(pl *Plan, p *policy.Policy) error {
 		p.Notes = append(p.Notes, fmt.Sprintf("network.capture: off: %v; clients that ignore the proxy variables get no network (sbx doctor --fix makes the device usable; --capture off says you know)", err))
 		return nil
 	}
-	names, err := capture.NewNames(netip.Prefix{})
-	if err != nil {
-		return fmt.Errorf("network.capture: %w", err)
+	// The early process's device was given its addresses already.
+	names := earlyNames()
+	if names == nil {
+		var err error
+		if names, err = capture.NewNames(netip.Prefix{}); err != nil {
+			return fmt.Errorf("network.capture: %w", err)
+		}
 	}
 	pl.Net.Capture, pl.Net.names = true, names
 	_, _, res4, _ := names.DeviceAddrs()

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/sbx-sh/sbx/capture"
@@ -98,13 +99,92 @@ type in6Rtmsg struct {
 // ctl. They run in the first process before the mount view is built
 // (the host's /dev/net/tun is still there).
 func captureOps(p *rawexec.Program, ctl int, names *capture.Names) error {
-	// The layouts the kernel reads are LP64's, the full mode's CPUs.
+	if err := captureLayouts(); err != nil {
+		return err
+	}
+	const open = "capture: opening /dev/net/tun (sbx doctor checks it; --capture off runs without)"
+	tun := p.Syscall(open, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/net/tun"), rawexec.Imm(unix.O_RDWR|unix.O_CLOEXEC)).Save()
+	deviceOps(p, tun, names)
+	sendOps(p, "capture: handing the device to the supervisor", ctl, "capture", tun)
+	return nil
+}
+
+// captureLayouts checks that the ioctl structures have the layouts the
+// kernel reads: LP64's, the full mode's CPUs.
+func captureLayouts() error {
 	if unsafe.Sizeof(rtentry{}) != 120 || unsafe.Sizeof(in6Ifreq{}) != 24 || unsafe.Sizeof(in6Rtmsg{}) != 80 {
 		return fmt.Errorf("capture: not built for this CPU; run with --capture off")
 	}
+	return nil
+}
+
+// earlyCaptureOps are captureOps for the early process (Prespawn), which
+// shares the supervisor's descriptor table: the device is made off the
+// supervisor's path while the plan is built, and its descriptor is moved
+// to number fd, which reserveFD holds for it (the early process may not
+// write the supervisor's memory). When /dev/net/tun cannot be opened
+// nothing is made, and the first process tries again as without an early
+// process. The supervisor looks at fd once rawexec.Early.Use says the
+// early process is done (earlyDevice).
+func earlyCaptureOps(p *rawexec.Program, names *capture.Names, fd int) error {
+	if err := captureLayouts(); err != nil {
+		return err
+	}
+	const open = "capture: opening /dev/net/tun"
+	tun := p.NewSlot()
+	c := p.Syscall(open, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/net/tun"), rawexec.Imm(unix.O_RDWR|unix.O_CLOEXEC)).
+		SaveTo(tun).Ignore(unix.EACCES, unix.EPERM, unix.ENOENT)
+	from := p.Len()
+	deviceOps(p, tun, names)
+	p.Syscall("capture: the device for the supervisor", unix.SYS_DUP3, tun, rawexec.Int(fd), rawexec.Imm(unix.O_CLOEXEC))
+	p.Syscall("capture: the device for the supervisor", unix.SYS_CLOSE, tun)
+	c.SkipIfIgnored(p.Len() - from)
+	return p.Err()
+}
+
+// earlyDevice reports whether fd is the capture device the early process
+// made: a TUN device named captureDev.
+func earlyDevice(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 10 || unix.Minor(st.Rdev) != 200 {
+		return false
+	}
+	ifr := make([]byte, unix.IFNAMSIZ+24)
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNGETIFF, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return false
+	}
+	name, _, _ := strings.Cut(string(ifr[:unix.IFNAMSIZ]), "\x00")
+	return name == captureDev
+}
+
+// earlyDeviceFD is the descriptor number the early process moves its
+// device to: the last of the 64 a process's table starts with (a higher
+// one would grow the table the early process shares with the
+// supervisor, which waits out an RCU grace period, 10-20 ms).
+const earlyDeviceFD = 63
+
+// reserveFD holds earlyDeviceFD with /dev/null until the early process
+// puts its device there, so that nothing else in sbx gets that number
+// meanwhile. It fails when the number is in use (inherited).
+func reserveFD() (int, bool) {
+	if _, err := unix.FcntlInt(earlyDeviceFD, unix.F_GETFD, 0); err == nil {
+		return -1, false
+	}
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
+	}
+	defer unix.Close(null)
+	if null == earlyDeviceFD || unix.Dup3(null, earlyDeviceFD, unix.O_CLOEXEC) != nil {
+		return -1, false
+	}
+	return earlyDeviceFD, true
+}
+
+// deviceOps make the TUN device on the open /dev/net/tun in slot tun,
+// address it, bring it up and give it the default routes.
+func deviceOps(p *rawexec.Program, tun rawexec.Slot, names *capture.Names) {
 	dev4, dev6, res4, _ := names.DeviceAddrs()
-	const open = "capture: opening /dev/net/tun (sbx doctor checks it; --capture off runs without)"
-	tun := p.Syscall(open, unix.SYS_OPENAT, rawexec.Int(unix.AT_FDCWD), rawexec.String("/dev/net/tun"), rawexec.Imm(unix.O_RDWR|unix.O_CLOEXEC)).Save()
 	idx := make([]byte, 4)
 	binary.NativeEndian.PutUint32(idx, captureIndex)
 	p.Syscall("capture: device index", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFINDEX), rawexec.Bytes(idx))
@@ -161,9 +241,15 @@ func captureOps(p *rawexec.Program, ctl int, names *capture.Names) error {
 	r6 := &in6Rtmsg{metric: 1024, flags: unix.RTF_UP, ifindex: captureIndex}
 	p.Syscall("capture: IPv6 default route", unix.SYS_IOCTL, s6, rawexec.Imm(unix.SIOCADDRT), rawexec.Ptr(r6))
 	p.Syscall("capture: IPv6 socket", unix.SYS_CLOSE, s6)
+}
 
-	sendOps(p, "capture: handing the device to the supervisor", ctl, "capture", tun)
-	return nil
+// unusedDeviceOps take down a device the early process made for a run
+// that turned out to have no capture (settings that turn it off): down,
+// it has no routes, and the command's traffic fails at once as without.
+func unusedDeviceOps(p *rawexec.Program) {
+	s := p.Syscall("capture: unused device", unix.SYS_SOCKET, rawexec.Imm(unix.AF_INET), rawexec.Imm(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), rawexec.Imm(0)).Save()
+	p.Syscall("capture: unused device down", unix.SYS_IOCTL, s, rawexec.Imm(unix.SIOCSIFFLAGS), rawexec.Bytes(ifreq(make([]byte, 2)))).Ignore(unix.ENODEV)
+	p.Syscall("capture: unused device", unix.SYS_CLOSE, s)
 }
 
 // serveCapture runs the stack on the device f until ctx is done, then

@@ -91,6 +91,9 @@ type ctlSide struct {
 	once   sync.Once
 	// stopCapture ends the capture stack (nil until the device arrives).
 	stopCapture context.CancelFunc
+	// device is the capture device the early process made (start serves
+	// it); nil when the first process sends it ("capture").
+	device *os.File
 }
 
 // prepareControl does what can fail before the sandbox starts: it binds the
@@ -164,6 +167,10 @@ func (ns *ctlSide) start(f *os.File) error {
 	if ns.files != nil {
 		ns.files.setOps(ns.pl.Mounts)
 	}
+	if ns.device != nil {
+		ns.takeDevice(ns.device)
+		ns.device = nil
+	}
 	ns.wg.Add(1)
 	go ns.readLoop()
 	if ns.dial != nil {
@@ -206,19 +213,8 @@ func (ns *ctlSide) readLoop() {
 			if ls[1] != nil {
 				go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
 			}
-		case len(f) == 1 && f[0] == "capture" && len(files) == 1 && ns.proxy != nil && ns.pl.Net.names != nil:
-			ctx, cancel := context.WithCancel(context.Background())
-			ns.mu.Lock()
-			if ns.closed || ns.stopCapture != nil {
-				ns.mu.Unlock()
-				cancel()
-				files[0].Close()
-				continue
-			}
-			ns.stopCapture = cancel
-			ns.wg.Add(1)
-			ns.mu.Unlock()
-			go ns.serveCapture(ctx, files[0])
+		case len(f) == 1 && f[0] == "capture" && len(files) == 1:
+			ns.takeDevice(files[0])
 		case len(f) == 1 && f[0] == "notify" && len(files) == 1:
 			l := seccomp.NewListener(files[0])
 			ns.mu.Lock()
@@ -240,6 +236,22 @@ func (ns *ctlSide) readLoop() {
 			}
 		}
 	}
+}
+
+// takeDevice serves the capture device f (one per run), or closes it.
+func (ns *ctlSide) takeDevice(f *os.File) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ns.mu.Lock()
+	if ns.closed || ns.stopCapture != nil || ns.proxy == nil || ns.pl.Net.names == nil {
+		ns.mu.Unlock()
+		cancel()
+		f.Close()
+		return
+	}
+	ns.stopCapture = cancel
+	ns.wg.Add(1)
+	ns.mu.Unlock()
+	go ns.serveCapture(ctx, f)
 }
 
 // useDial makes the published ports' dials go to PID 1 on f (before

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sbx-sh/sbx/capture"
 	"github.com/sbx-sh/sbx/internal/rawexec"
 	"github.com/sbx-sh/sbx/internal/userns"
 	"github.com/sbx-sh/sbx/landlock"
@@ -74,6 +76,16 @@ func waitConnected(fd int, d time.Duration) error {
 var early struct {
 	sync.Mutex
 	e *rawexec.Early
+	// capture: the capture device the early process makes (Prespawn's
+	// withCapture); nil without.
+	capture *earlyCapture
+}
+
+// earlyCapture is the capture device an early process made: the
+// addresses it was given, and where it puts the device's descriptor.
+type earlyCapture struct {
+	names *capture.Names
+	fd    int
 }
 
 // Prespawn clones the first process of the run about to be launched
@@ -85,7 +97,7 @@ var early struct {
 // command line says a sandbox will run, and DropPrespawn when the run
 // ends (or never starts). It reports nothing: whatever stops it stops the
 // usual clone too, which reports it.
-func Prespawn() {
+func Prespawn(withCapture bool) {
 	attr := &rawexec.Attr{Cloneflags: cloneflags(false), IDMap: rawexec.SelfMap}
 	if os.Getuid() == 0 && os.Geteuid() == 0 {
 		attr.IDMap = rawexec.ParentMap
@@ -96,14 +108,42 @@ func Prespawn() {
 	// first process's own ioctl then finds it up).
 	var ops rawexec.Program
 	loopbackOps(&ops)
+	// A command line that allows domains will likely capture: the early
+	// process makes the capture device too (earlyCaptureOps).
+	var ec *earlyCapture
+	if withCapture && tunUsable() == nil {
+		if names, err := capture.NewNames(netip.Prefix{}); err == nil {
+			if fd, ok := reserveFD(); ok {
+				if earlyCaptureOps(&ops, names, fd) == nil {
+					ec = &earlyCapture{names: names, fd: fd}
+				} else {
+					unix.Close(fd)
+				}
+			}
+		}
+	}
 	e, err := rawexec.Prespawn(attr, &ops)
 	if err != nil {
+		if ec != nil {
+			unix.Close(ec.fd)
+		}
 		return
 	}
 	early.Lock()
 	defer early.Unlock()
 	early.e.Abandon()
-	early.e = e
+	early.e, early.capture = e, ec
+}
+
+// earlyNames are the addresses of the early process's capture device,
+// nil without one: a plan that captures uses them.
+func earlyNames() *capture.Names {
+	early.Lock()
+	defer early.Unlock()
+	if early.capture == nil {
+		return nil
+	}
+	return early.capture.names
 }
 
 // DropPrespawn ends the first process Prespawn made, unless a launch
@@ -111,11 +151,17 @@ func Prespawn() {
 func DropPrespawn() { takeEarly().Abandon() }
 
 func takeEarly() *rawexec.Early {
+	e, _ := takeEarlyCapture()
+	return e
+}
+
+// takeEarlyCapture takes the early process and its capture device.
+func takeEarlyCapture() (*rawexec.Early, *earlyCapture) {
 	early.Lock()
 	defer early.Unlock()
-	e := early.e
-	early.e = nil
-	return e
+	e, c := early.e, early.capture
+	early.e, early.capture = nil, nil
+	return e, c
 }
 
 // cloneflags are the sandbox's namespaces.
@@ -136,6 +182,8 @@ type launch struct {
 	col    *violations.Collector
 
 	early      *rawexec.Early // from Prespawn, or nil
+	earlyCap   *earlyCapture  // the early process's capture device, or nil
+	capFD      int            // the capture device the early process made, -1 for none
 	lle        *landlock.Early
 	prog, exit rawexec.Program
 	view       *ns.View
@@ -162,7 +210,8 @@ func (f failed) Error() string { return fmt.Sprintf("exit %d", int(f)) }
 
 // run runs the complete plan pl and returns sbx's exit status.
 func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
-	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, early: takeEarly()}
+	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, capFD: -1}
+	l.early, l.earlyCap = takeEarlyCapture()
 	defer l.cleanup()
 	err := l.compile()
 	if err == nil {
@@ -194,6 +243,9 @@ func (l *launch) cleanup() {
 	}
 	if l.saveFD >= 0 {
 		unix.Close(l.saveFD)
+	}
+	if l.capFD >= 0 {
+		unix.Close(l.capFD)
 	}
 	l.nw.close()
 	l.lle.Close()
@@ -238,11 +290,8 @@ func (l *launch) compile() error {
 	if err := l.gate(prog); err != nil {
 		return err
 	}
-	if pl.Net.Capture {
-		// Before the view: the host's /dev/net/tun is still there.
-		if err := captureOps(prog, l.sock, pl.Net.names); err != nil {
-			return err
-		}
+	if err := l.captureDevice(prog); err != nil {
+		return err
 	}
 	view, err := ns.Compile(pl.Mounts, l.sock, prog, &l.exit)
 	if err != nil {
@@ -382,6 +431,10 @@ func (l *launch) prepare() error {
 		if l.nw, err = prepareControl(pl, l.col, l.stderr); err != nil {
 			return err
 		}
+		if l.capFD >= 0 {
+			l.nw.device = os.NewFile(uintptr(l.capFD), "sbx-capture")
+			l.capFD = -1
+		}
 	}
 	closeExtraFDs()
 	if l.lifeR, l.lifeW, err = os.Pipe(); err != nil {
@@ -428,13 +481,11 @@ func (l *launch) attr() *rawexec.Attr {
 		keep = append(keep, l.dial)
 	}
 	attr := &rawexec.Attr{
-		Path:       l.path,
-		Args:       pl.Argv,
-		Env:        pl.Env,
-		Files:      files,
-		Cloneflags: cloneflags(pl.HostNet),
-		IDMap:      rawexec.SelfMap,
-		PidFD:      true,
+		Path:  l.path,
+		Args:  pl.Argv,
+		Env:   pl.Env,
+		Files: files,
+		PidFD: true,
 		Reaper: &rawexec.Reaper{
 			Lifeline: int(l.lifeR.Fd()),
 			Status:   int(l.statW.Fd()),
@@ -446,12 +497,49 @@ func (l *launch) attr() *rawexec.Attr {
 		},
 		Early: l.early,
 	}
+	l.namespaces(attr)
+	return attr
+}
+
+// namespaces sets attr's namespaces and id maps.
+func (l *launch) namespaces(attr *rawexec.Attr) {
+	pl := l.pl
+	attr.Cloneflags, attr.IDMap = cloneflags(pl.HostNet), rawexec.SelfMap
 	if pl.UID == 0 && os.Geteuid() == 0 {
 		// Root's full map (see idMap), written by the supervisor.
 		attr.IDMap = rawexec.ParentMap
 		attr.UIDMap, attr.GIDMap = userns.IDMap(pl.UID), userns.IDMap(pl.GID)
 	}
-	return attr
+}
+
+// captureDevice has the first process make the capture device (before
+// the view: the host's /dev/net/tun is still there), unless the early
+// process made it for this run: then the supervisor holds it already
+// (capFD). A device the early process made for a run that does not
+// capture is taken down.
+func (l *launch) captureDevice(prog *rawexec.Program) error {
+	fd := -1
+	if ec := l.earlyCap; ec != nil {
+		var probe rawexec.Attr
+		l.namespaces(&probe)
+		if l.early.Use(&probe) && earlyDevice(ec.fd) {
+			fd = ec.fd
+		} else {
+			unix.Close(ec.fd) // the placeholder, or a device in a namespace Start will not use
+		}
+	}
+	switch {
+	case l.pl.Net.Capture && fd >= 0 && l.pl.Net.names == l.earlyCap.names:
+		l.capFD = fd
+		return nil
+	case fd >= 0:
+		unix.Close(fd)
+		unusedDeviceOps(prog)
+	}
+	if !l.pl.Net.Capture {
+		return nil
+	}
+	return captureOps(prog, l.sock, l.pl.Net.names)
 }
 
 // startAndSupervise clones the first process and supervises the run to

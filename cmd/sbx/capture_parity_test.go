@@ -452,27 +452,30 @@ func TestCaptureAskFD(t *testing.T) {
 }
 
 // TestCaptureOnlyWhenFiltered: the capture device and the resolver's
-// files exist only with filtered networking and capture on; --net none,
-// --capture off and the weaker mode keep the namespace (or the host's
-// network) as it was, with the host's resolv.conf.
+// files are in use only with filtered networking and capture on; --net
+// none, --capture off and network.capture false keep the namespace as it
+// was (no route but the loopback's), with the host's resolv.conf. (With
+// settings that turn the capture off and a command line that allows
+// domains, the early process has made the device already: it is down,
+// without routes.)
 func TestCaptureOnlyWhenFiltered(t *testing.T) {
 	needCapture(t)
 	host, err := os.ReadFile("/etc/resolv.conf")
 	if err != nil {
 		t.Skipf("no /etc/resolv.conf: %v", err)
 	}
-	// /proc/net is the namespace's own (/sys/class/net is the host's
-	// sysfs).
-	script := `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' '; echo; cat /etc/resolv.conf`
+	// The devices that carry a route (/proc/net is the namespace's own;
+	// /sys/class/net is the host's sysfs), the loopback left out.
+	script := `{ tail -n +2 /proc/net/route | cut -f1; awk '{print $10}' /proc/net/ipv6_route; } | grep -vx lo | sort -u | tr '\n' ' '; echo; cat /etc/resolv.conf`
 	for _, c := range []struct {
 		name, devices string
 		flags         []string
 		captured      bool
 	}{
-		{"filtered", "lo sbx0", []string{"--allow-domain", "x.localhost"}, true},
-		{"capture-off", "lo", []string{"--allow-domain", "x.localhost", "--capture", "off"}, false},
-		{"net-none", "lo", nil, false},
-		{"settings-off", "lo", []string{"--allow-domain", "x.localhost", "--settings", "SETTINGS"}, false},
+		{"filtered", "sbx0", []string{"--allow-domain", "x.localhost"}, true},
+		{"capture-off", "", []string{"--allow-domain", "x.localhost", "--capture", "off"}, false},
+		{"net-none", "", nil, false},
+		{"settings-off", "", []string{"--allow-domain", "x.localhost", "--settings", "SETTINGS"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := t.TempDir()
@@ -487,7 +490,7 @@ func TestCaptureOnlyWhenFiltered(t *testing.T) {
 			wantCode(t, r, 0)
 			devs, conf, _ := strings.Cut(r.stdout, "\n")
 			if strings.TrimSpace(devs) != c.devices {
-				t.Fatalf("devices %q, want %q: %s", devs, c.devices, r)
+				t.Fatalf("devices with routes %q, want %q: %s", devs, c.devices, r)
 			}
 			if got := strings.Contains(conf, "nameserver 198.18.0.2"); got != c.captured || (!c.captured && conf != string(host)) {
 				t.Fatalf("resolv.conf (captured=%v):\n%s", c.captured, conf)

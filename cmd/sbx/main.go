@@ -124,8 +124,12 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 	in := &f.in
 	if !in.DryRun && !in.WeakerNested {
 		// The sandbox's first process makes its namespaces on the
-		// other CPU while the policy and the plan are built.
-		sandbox.Prespawn()
+		// other CPU while the policy and the plan are built, and the
+		// capture device when the command line filters the network
+		// (a guess: the plan decides, and takes down a device it does
+		// not use).
+		filtered := in.NetMode == "filtered" || (in.NetMode == "" && len(in.AllowDomains) > 0)
+		sandbox.Prespawn(filtered && in.Capture != "off")
 		defer sandbox.DropPrespawn()
 	}
 	if err := f.context(); err != nil {

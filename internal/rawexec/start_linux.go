@@ -186,6 +186,15 @@ func (l *launch) append(p *Program, fromCaller bool) {
 	l.keep = append(l.keep, p.keep...)
 }
 
+// Use reports whether [Start] will use e for attr: it was made for the
+// same Cloneflags and id maps and its setup, Prespawn's ops included, is
+// done and succeeded (Use waits for that). What those ops did may be
+// looked at once Use reports true; with false they may not have run, and
+// Start clones as usual. A nil e reports false.
+func (e *Early) Use(attr *Attr) bool {
+	return e != nil && e.matches(attr) && e.ready()
+}
+
 // Start clones a child in the namespaces of attr.Cloneflags that runs, in
 // order: the id-map setup, prog, the descriptor layout of attr.Files, and
 // execve of attr.Path. It returns once the child has exec'd, or, if an op
