@@ -280,18 +280,26 @@ func (c *compiler) view(plan MountPlan, v *View) error {
 	c.mount("mounting the staging tmpfs on "+base, "tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k")
 	c.mkdir("staging", newRoot, 0o755, false)
 	c.p.CreateFile("staging", empty, nil, 0)
-	hasContent, nOverlay := false, 0
+	hasContent, nOverlay, contentSize := false, 0, 0
 	for _, op := range plan.Ops {
 		hasContent = hasContent || op.Kind == OpContent
+		contentSize += len(op.Content)
 		if op.Kind == OpOverlay {
 			nOverlay++
 		}
 	}
+	// Small copies (the capture's resolv.conf, hosts and nsswitch.conf)
+	// go on the staging tmpfs itself; larger ones (a masked credentials
+	// file) get a tmpfs of their own, with room for them.
+	ownTmpfs := contentSize > smallContent
 	if nOverlay > 0 {
 		c.mkdir("staging", upperDir, 0o700, false)
 	}
 	if hasContent {
 		c.mkdir("staging", contentDir, 0o755, false)
+		if !ownTmpfs {
+			c.contentFiles(plan)
+		}
 	}
 	c.setattr("staging", base, false, maskAttrs)
 	if nOverlay > 0 {
@@ -302,13 +310,9 @@ func (c *compiler) view(plan MountPlan, v *View) error {
 			c.oob = append(c.oob, unix.UnixRights(make([]int, 2*min(n, overlayBatch))...))
 		}
 	}
-	if hasContent {
+	if hasContent && ownTmpfs {
 		c.mount("mounting the tmpfs for masked files", "tmpfs", contentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=16m")
-		for i, op := range plan.Ops {
-			if op.Kind == OpContent {
-				c.p.CreateFile("masked copy of "+op.Path, fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444)
-			}
-		}
+		c.contentFiles(plan)
 		c.setattr("staging", contentDir, false, maskAttrs)
 	}
 	var masks []string
@@ -431,6 +435,20 @@ func (c *compiler) apply(op Op, masks []string, v *View) error {
 		return fmt.Errorf("unknown op kind %q", op.Kind)
 	}
 	return nil
+}
+
+// smallContent is the most the OpContent copies may hold together to be
+// written on the staging tmpfs (64 KiB, which also holds the view's own
+// directories) rather than on a tmpfs of their own.
+const smallContent = 16 << 10
+
+// contentFiles write the OpContent copies into contentDir.
+func (c *compiler) contentFiles(plan MountPlan) {
+	for i, op := range plan.Ops {
+		if op.Kind == OpContent {
+			c.p.CreateFile("masked copy of "+op.Path, fmt.Sprintf("%s/%d", contentDir, i), op.Content, 0o444)
+		}
+	}
 }
 
 // protect binds a protected name read-only onto itself, over a stub made
