@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sbx-sh/sbx/capture"
+	"github.com/sbx-sh/sbx/landlock"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 )
@@ -50,10 +51,11 @@ func planCapture(pl *Plan, p *policy.Policy) error {
 	for _, f := range []struct {
 		path    string
 		content func([]byte) []byte
+		already func([]byte) bool // the host's file says the same already: no copy
 	}{
-		{"/etc/resolv.conf", func([]byte) []byte { return resolvConf(res4) }},
-		{"/etc/hosts", func([]byte) []byte { return hostsFile(host) }},
-		{"/etc/nsswitch.conf", nsswitchConf},
+		{"/etc/resolv.conf", func([]byte) []byte { return resolvConf(res4) }, func([]byte) bool { return false }},
+		{"/etc/hosts", func([]byte) []byte { return hostsFile(host) }, func(b []byte) bool { return onlyLoopbackNames(b, host) }},
+		{"/etc/nsswitch.conf", nsswitchConf, filesThenDNS},
 	} {
 		real, err := filepath.EvalSymlinks(f.path)
 		if err != nil {
@@ -67,7 +69,7 @@ func planCapture(pl *Plan, p *policy.Policy) error {
 			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s: %v: names resolve as the host's file says", f.path, err))
 			continue
 		}
-		pl.Net.captureFiles = append(pl.Net.captureFiles, maskedFile{Path: real, Content: f.content(old)})
+		pl.Net.captureFiles = append(pl.Net.captureFiles, captureFile{maskedFile{Path: real, Content: f.content(old)}, f.already(old)})
 	}
 	return nil
 }
@@ -83,11 +85,23 @@ func tunUsable() error {
 	return f.Close()
 }
 
+// captureFile is one of the files the capture binds over the host's.
+type captureFile struct {
+	maskedFile
+	// same: the host's file says what the copy would already; where the
+	// command cannot write it, it is left as it is (one bind less).
+	same bool
+}
+
 // captureViewOps are the capture's files bound over the host's, each
 // where the view shows the host's own file; one the view does not show
 // is left as it is, with a note.
 func (pl *Plan) captureViewOps(p *policy.Policy) {
+	writable := landlock.WritableRoots(p)
 	for _, f := range pl.Net.captureFiles {
+		if f.same && !policy.WithinAny(f.Path, writable) && pl.Mounts.HostInode(f.Path) {
+			continue
+		}
 		if !pl.Mounts.HostInode(f.Path) {
 			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s is not the host's in the sandbox's view: left as it is", f.Path))
 			continue
@@ -146,4 +160,46 @@ func nsswitchConf(old []byte) []byte {
 		out.WriteString(nsswitchHosts)
 	}
 	return out.Bytes()
+}
+
+// filesThenDNS reports whether an nsswitch.conf's hosts line is "files
+// dns" already (glibc reads the first hosts line).
+func filesThenDNS(b []byte) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && strings.TrimSpace(k) == "hosts" {
+			return strings.Join(strings.Fields(v), " ") == "files dns"
+		}
+	}
+	return false
+}
+
+// onlyLoopbackNames reports whether a hosts file names nothing but the
+// loopback names hostsFile keeps (localhost and its IPv6 aliases, the
+// host's own name), each on a loopback address: then it can stay.
+func onlyLoopbackNames(b []byte, host string) bool {
+	keep := map[string]bool{"localhost": true, "localhost.localdomain": true, "ip6-localhost": true, "ip6-loopback": true}
+	if host != "" {
+		keep[host] = true
+		if short, _, ok := strings.Cut(host, "."); ok {
+			keep[short] = true
+		}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		a, err := netip.ParseAddr(f[0])
+		if err != nil || !a.IsLoopback() {
+			return false
+		}
+		for _, name := range f[1:] {
+			if !keep[strings.ToLower(name)] {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -39,3 +39,37 @@ func TestCaptureFiles(t *testing.T) {
 		t.Fatalf("resolv.conf: %q", r)
 	}
 }
+
+// TestCaptureFilesKept: a host file that says what the capture needs
+// already is not copied (one bind less); one that names anything else,
+// even on a loopback address, is.
+func TestCaptureFilesKept(t *testing.T) {
+	for _, c := range []struct {
+		hosts string
+		keep  bool
+	}{
+		{"127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 build-7.corp.example build-7\n", true},
+		{"# comment\n127.0.0.1\tlocalhost # trailing\n", true},
+		{"127.0.0.1 localhost\n127.0.0.1 sbx-capture.test\n", false},
+		{"127.0.0.1 localhost\n10.0.0.5 build-7\n", false},
+		{"127.0.0.1 localhost\nnot-an-address foo\n", false},
+	} {
+		if got := onlyLoopbackNames([]byte(c.hosts), "build-7.corp.example"); got != c.keep {
+			t.Errorf("hosts %q: kept %v, want %v", c.hosts, got, c.keep)
+		}
+	}
+	for _, c := range []struct {
+		conf string
+		keep bool
+	}{
+		{"passwd: files\nhosts:          files dns\n", true},
+		{"hosts: files mdns4_minimal [NOTFOUND=return] dns\n", false},
+		{"hosts: dns files\n", false},
+		{"passwd: files\n", false},
+		{"hosts: files dns\nhosts: files resolve\n", true},
+	} {
+		if got := filesThenDNS([]byte(c.conf)); got != c.keep {
+			t.Errorf("nsswitch %q: kept %v, want %v", c.conf, got, c.keep)
+		}
+	}
+}

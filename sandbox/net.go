@@ -64,7 +64,7 @@ type NetPlan struct {
 	names *capture.Names
 	// captureFiles are resolv.conf, hosts and nsswitch.conf as the
 	// command sees them under capture.
-	captureFiles []maskedFile
+	captureFiles []captureFile
 
 	proxy netproxy.Config
 	// managed is the managed layer's network lists, which --control-fd
