@@ -73,8 +73,10 @@
 //
 // Importing the package links netstack into the binary and runs its
 // package initialisers at start-up (docs/benchmarks.md has the numbers);
-// Serve allocates the stack only when called, so a run without filtered
-// networking pays no memory or goroutines for it.
+// Serve builds the stack only when the device carries its first packet
+// that is not the kernel's own IPv6 housekeeping (lazy_linux.go), so a
+// run without filtered networking, or one that never uses the network,
+// pays no memory for it.
 //
 // # Platforms
 //
@@ -83,8 +85,9 @@
 //
 // # Where it runs
 //
-// sbx's supervisor calls Serve on the TUN device the sandbox's first
-// process creates in the sandbox's network namespace and hands over
-// (package sandbox, capture_linux.go); the same package binds the
+// sbx's supervisor calls Serve on the TUN device made in the sandbox's
+// network namespace by the early process (which shares the supervisor's
+// descriptor table) or by the sandbox's first process, which hands it
+// over (package sandbox, capture_linux.go); the same package binds the
 // resolv.conf, hosts and nsswitch.conf that send names here.
 package capture
