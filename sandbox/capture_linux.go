@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/sbx-sh/sbx/capture"
+	"github.com/sbx-sh/sbx/internal/netioctl"
 	"github.com/sbx-sh/sbx/internal/rawexec"
 	"golang.org/x/sys/unix"
 )
@@ -39,61 +40,8 @@ const (
 	captureIndex = 4096
 )
 
-// ifreq is struct ifreq: the name, then a 24-byte union.
-func ifreq(union []byte) []byte {
-	b := make([]byte, unix.IFNAMSIZ+24)
-	copy(b, captureDev)
-	copy(b[unix.IFNAMSIZ:], union)
-	return b
-}
-
-// sockaddr4 is a struct sockaddr_in for a.
-func sockaddr4(a netip.Addr) []byte {
-	b := make([]byte, unix.SizeofSockaddrInet4)
-	binary.NativeEndian.PutUint16(b, unix.AF_INET)
-	v := a.As4()
-	copy(b[4:], v[:])
-	return b
-}
-
-// rtentry is struct rtentry (LP64, the only layout of the CPUs the full
-// mode runs on).
-type rtentry struct {
-	pad1    uintptr
-	dst     [16]byte
-	gateway [16]byte
-	genmask [16]byte
-	flags   uint16
-	pad2    int16
-	pad3    uintptr
-	pad4    uintptr
-	metric  int16
-	dev     uintptr
-	mtu     uintptr
-	window  uintptr
-	irtt    uint16
-}
-
-// in6Ifreq is struct in6_ifreq.
-type in6Ifreq struct {
-	addr      [16]byte
-	prefixlen uint32
-	ifindex   int32
-}
-
-// in6Rtmsg is struct in6_rtmsg.
-type in6Rtmsg struct {
-	dst     [16]byte
-	src     [16]byte
-	gateway [16]byte
-	typ     uint32
-	dstLen  uint16
-	srcLen  uint16
-	metric  uint32
-	info    uintptr
-	flags   uint32
-	ifindex int32
-}
+// ifreq is struct ifreq for the capture device.
+func ifreq(union []byte) []byte { return netioctl.Ifreq(captureDev, union) }
 
 // captureOps create and configure the capture device and send it over
 // ctl. They run in the first process before the mount view is built
@@ -112,7 +60,7 @@ func captureOps(p *rawexec.Program, ctl int, names *capture.Names) error {
 // captureLayouts checks that the ioctl structures have the layouts the
 // kernel reads: LP64's, the full mode's CPUs.
 func captureLayouts() error {
-	if unsafe.Sizeof(rtentry{}) != 120 || unsafe.Sizeof(in6Ifreq{}) != 24 || unsafe.Sizeof(in6Rtmsg{}) != 80 {
+	if netioctl.Layouts() != nil {
 		return fmt.Errorf("capture: not built for this CPU; run with --capture off")
 	}
 	return nil
@@ -214,8 +162,8 @@ func deviceOps(p *rawexec.Program, tun rawexec.Slot, names *capture.Names) {
 		req   uintptr
 		arg   []byte
 	}{
-		{"capture: device address", unix.SIOCSIFADDR, ifreq(sockaddr4(dev4))},
-		{"capture: device netmask", unix.SIOCSIFNETMASK, ifreq(sockaddr4(mask))},
+		{"capture: device address", unix.SIOCSIFADDR, ifreq(netioctl.SockaddrIn(dev4))},
+		{"capture: device netmask", unix.SIOCSIFNETMASK, ifreq(netioctl.SockaddrIn(mask))},
 		{"capture: device MTU", unix.SIOCSIFMTU, ifreq(mtu)},
 		{"capture: device up", unix.SIOCSIFFLAGS, ifreq(up)},
 	} {
@@ -223,10 +171,10 @@ func deviceOps(p *rawexec.Program, tun rawexec.Slot, names *capture.Names) {
 	}
 	// The default route through the resolver's address, which lies on
 	// the device's own prefix: no device pointer in the request.
-	rt := &rtentry{flags: unix.RTF_UP | unix.RTF_GATEWAY}
-	copy(rt.dst[:], sockaddr4(netip.IPv4Unspecified()))
-	copy(rt.gateway[:], sockaddr4(res4))
-	copy(rt.genmask[:], sockaddr4(netip.IPv4Unspecified()))
+	rt := &netioctl.Rtentry{Flags: unix.RTF_UP | unix.RTF_GATEWAY}
+	copy(rt.Dst[:], netioctl.SockaddrIn(netip.IPv4Unspecified()))
+	copy(rt.Gateway[:], netioctl.SockaddrIn(res4))
+	copy(rt.Genmask[:], netioctl.SockaddrIn(netip.IPv4Unspecified()))
 	p.Syscall("capture: IPv4 default route", unix.SYS_IOCTL, s4, rawexec.Imm(unix.SIOCADDRT), rawexec.Ptr(rt))
 	p.Syscall("capture: socket", unix.SYS_CLOSE, s4)
 
@@ -234,11 +182,11 @@ func deviceOps(p *rawexec.Program, tun rawexec.Slot, names *capture.Names) {
 	s6 := p.NewSlot()
 	p.Syscall("capture: IPv6 socket", unix.SYS_SOCKET, rawexec.Imm(unix.AF_INET6), rawexec.Imm(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), rawexec.Imm(0)).
 		SaveTo(s6).Ignore(unix.EAFNOSUPPORT).SkipIfIgnored(3)
-	a6 := &in6Ifreq{addr: dev6.As16(), prefixlen: 48, ifindex: captureIndex}
+	a6 := &netioctl.In6Ifreq{Addr: dev6.As16(), Prefixlen: 48, Ifindex: captureIndex}
 	// IPv6 disabled on the device (disable_ipv6) refuses the address.
 	p.Syscall("capture: IPv6 device address", unix.SYS_IOCTL, s6, rawexec.Imm(unix.SIOCSIFADDR), rawexec.Ptr(a6)).
 		Ignore(unix.EACCES).SkipIfIgnored(1)
-	r6 := &in6Rtmsg{metric: 1024, flags: unix.RTF_UP, ifindex: captureIndex}
+	r6 := &netioctl.In6Rtmsg{Metric: 1024, Flags: unix.RTF_UP, Ifindex: captureIndex}
 	p.Syscall("capture: IPv6 default route", unix.SYS_IOCTL, s6, rawexec.Imm(unix.SIOCADDRT), rawexec.Ptr(r6))
 	p.Syscall("capture: IPv6 socket", unix.SYS_CLOSE, s6)
 }

@@ -21,12 +21,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unsafe"
 
+	"github.com/sbx-sh/sbx/internal/netioctl"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,42 +43,9 @@ func initialUserNS() bool {
 	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
 }
 
-// ifreqFor is struct ifreq for dev with the union's first bytes.
-func ifreqFor(dev string, union []byte) []byte {
-	b := make([]byte, unix.IFNAMSIZ+24)
-	copy(b, dev)
-	copy(b[unix.IFNAMSIZ:], union)
-	return b
-}
-
-func sockaddrIn(a netip.Addr) []byte {
-	b := make([]byte, unix.SizeofSockaddrInet4)
-	binary.NativeEndian.PutUint16(b, unix.AF_INET)
-	v := a.As4()
-	copy(b[4:], v[:])
-	return b
-}
-
 func ioctlBytes(fd int, req uintptr, arg []byte) error {
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(unsafe.Pointer(&arg[0])))
 	return errno(e)
-}
-
-// rtentry is struct rtentry (LP64).
-type rtentry struct {
-	pad1    uintptr
-	dst     [16]byte
-	gateway [16]byte
-	genmask [16]byte
-	flags   uint16
-	pad2    int16
-	pad3    uintptr
-	pad4    uintptr
-	metric  int16
-	dev     *byte
-	mtu     uintptr
-	window  uintptr
-	irtt    uint16
 }
 
 // capdev DEV: every way to change the device DEV with ioctls and
@@ -110,29 +79,30 @@ func capdev(dev string) int {
 		addr = netip.MustParseAddr("127.0.0.2")
 	}
 
-	fl := ifreqFor(dev, nil)
+	fl := netioctl.Ifreq(dev, nil)
 	err = ioctlBytes(s, unix.SIOCGIFFLAGS, fl)
 	flags := binary.NativeEndian.Uint16(fl[unix.IFNAMSIZ:])
 	report("SIOCGIFFLAGS", err, fmt.Sprintf("up=%v", flags&unix.IFF_UP != 0))
 	down := make([]byte, 2)
 	binary.NativeEndian.PutUint16(down, flags&^unix.IFF_UP)
-	report("SIOCSIFFLAGS down", ioctlBytes(s, unix.SIOCSIFFLAGS, ifreqFor(dev, down)))
-	report("SIOCSIFADDR", ioctlBytes(s, unix.SIOCSIFADDR, ifreqFor(dev, sockaddrIn(addr))))
+	report("SIOCSIFFLAGS down", ioctlBytes(s, unix.SIOCSIFFLAGS, netioctl.Ifreq(dev, down)))
+	report("SIOCSIFADDR", ioctlBytes(s, unix.SIOCSIFADDR, netioctl.Ifreq(dev, netioctl.SockaddrIn(addr))))
 	mtu := make([]byte, 4)
 	binary.NativeEndian.PutUint32(mtu, 1280)
-	report("SIOCSIFMTU", ioctlBytes(s, unix.SIOCSIFMTU, ifreqFor(dev, mtu)))
+	report("SIOCSIFMTU", ioctlBytes(s, unix.SIOCSIFMTU, netioctl.Ifreq(dev, mtu)))
 
 	devName, _ := unix.BytePtrFromString(dev)
-	del := &rtentry{flags: unix.RTF_UP, dev: devName}
-	copy(del.dst[:], sockaddrIn(netip.IPv4Unspecified()))
-	copy(del.genmask[:], sockaddrIn(netip.IPv4Unspecified()))
+	del := &netioctl.Rtentry{Flags: unix.RTF_UP, Dev: uintptr(unsafe.Pointer(devName))}
+	copy(del.Dst[:], netioctl.SockaddrIn(netip.IPv4Unspecified()))
+	copy(del.Genmask[:], netioctl.SockaddrIn(netip.IPv4Unspecified()))
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s), unix.SIOCDELRT, uintptr(unsafe.Pointer(del)))
 	report("SIOCDELRT default", errno(e))
-	add := &rtentry{flags: unix.RTF_UP, dev: devName}
-	copy(add.dst[:], sockaddrIn(netip.MustParseAddr("127.0.0.0")))
-	copy(add.genmask[:], sockaddrIn(netip.MustParseAddr("255.0.0.0")))
+	add := &netioctl.Rtentry{Flags: unix.RTF_UP, Dev: uintptr(unsafe.Pointer(devName))}
+	copy(add.Dst[:], netioctl.SockaddrIn(netip.MustParseAddr("127.0.0.0")))
+	copy(add.Genmask[:], netioctl.SockaddrIn(netip.MustParseAddr("255.0.0.0")))
 	_, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(s), unix.SIOCADDRT, uintptr(unsafe.Pointer(add)))
 	report("SIOCADDRT 127.0.0.0/8", errno(e))
+	runtime.KeepAlive(devName)
 
 	netlinkProbes(ifi.Index, addr)
 	return 0
@@ -250,7 +220,7 @@ func tun(dir string) {
 		defer unix.Close(fd)
 		flags := make([]byte, 2)
 		binary.NativeEndian.PutUint16(flags, unix.IFF_TUN|unix.IFF_NO_PI)
-		report("TUNSETIFF "+name, ioctlBytes(fd, unix.TUNSETIFF, ifreqFor("sbxatk0", flags)))
+		report("TUNSETIFF "+name, ioctlBytes(fd, unix.TUNSETIFF, netioctl.Ifreq("sbxatk0", flags)))
 	}
 	_, err := os.Stat("/dev/net")
 	report("stat /dev/net", err)
