@@ -191,7 +191,13 @@ func (ns *ctlSide) readLoop() {
 	for {
 		n, oobn, _, _, err := ns.ctl.ReadMsgUnix(buf, oob)
 		if err != nil || (n == 0 && oobn == 0) {
-			ns.failWaiters()
+			if ns.dial == nil {
+				ns.failWaiters()
+			}
+			// Else the dial loop fails them at the dial socket's end,
+			// after the replies queued before it: PID 1 may have made
+			// a connection just before it exited, and its control
+			// socket may end before that reply is read.
 			return
 		}
 		files := receivedFiles(oob[:oobn])
