@@ -12,6 +12,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -414,6 +415,15 @@ func TestAttackProcExe(t *testing.T) {
 	}
 	writeFile(t, spare, "spare\n")
 	sum := sha(t, self)
+	// A child another goroutine forked while the copy was open for
+	// writing holds it until its own exec: running the copy fails with
+	// ETXTBSY until then (Go issue 22315). Wait for that, briefly.
+	for i := 0; i < 40; i++ {
+		if err := exec.Command(self, "version").Run(); !errors.Is(err, syscall.ETXTBSY) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	cmd := exec.Command(self, append(probeDir(), "--allow-write", d, "--", "/bin/sh", "-c",
 		probes([]string{"openw", "/proc/1/exe"}, []string{"tamper", self, spare}, []string{"openw", spare}))...)
 	cmd.Dir = d
