@@ -1,0 +1,5 @@
+//go:build !race
+
+package netproxy
+
+const raceDetector = false
