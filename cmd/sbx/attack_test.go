@@ -12,9 +12,9 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net"
