@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -19,36 +21,41 @@ import (
 // returns that packet; nil when ctx ends first. Until then Serve builds
 // no stack: a run that never uses the network pays for none.
 func firstPacket(ctx context.Context, fd int, mtu int) ([]byte, error) {
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("capture: eventfd: %w", err)
+	// The wait is in Go's poller, on a duplicate of fd (its close takes
+	// it out again before the stack reads fd itself): no thread of its
+	// own, which a blocking poll would take while the sandbox starts.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	defer unix.Close(wake)
-	stop := context.AfterFunc(ctx, func() {
-		_, _ = unix.Write(wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-	})
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("capture: device: %w", err)
+	}
+	f := os.NewFile(uintptr(dup), "capture device")
+	defer f.Close()
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 	defer stop()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("capture: device: %w", err)
+	}
 	buf := make([]byte, mtu)
 	for {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return nil, fmt.Errorf("capture: poll: %w", err)
-		}
-		if fds[1].Revents != 0 {
-			return nil, nil
-		}
-		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 && fds[0].Revents&unix.POLLIN == 0 {
-			return nil, fmt.Errorf("capture: the device failed (poll events %#x)", fds[0].Revents)
-		}
-		n, err := unix.Read(fd, buf)
+		var n int
+		var rerr error
+		err := rc.Read(func(s uintptr) bool {
+			n, rerr = unix.Read(int(s), buf)
+			return !errors.Is(rerr, unix.EAGAIN)
+		})
 		switch {
-		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-			continue
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, nil // ctx is done
 		case err != nil:
-			return nil, fmt.Errorf("capture: reading the device: %w", err)
+			return nil, fmt.Errorf("capture: waiting on the device: %w", err)
+		case errors.Is(rerr, unix.EINTR):
+			continue
+		case rerr != nil:
+			return nil, fmt.Errorf("capture: reading the device: %w", rerr)
 		}
 		if n > 0 && !housekeeping(buf[:n]) {
 			return append([]byte(nil), buf[:n]...), nil
