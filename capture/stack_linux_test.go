@@ -56,8 +56,14 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, fds[0], Config{Policy: p, Names: names}) }()
-	link, err := fdbased.New(&fdbased.Options{FDs: []int{fds[1]}, MTU: DefaultMTU, PacketDispatchMode: fdbased.Readv})
+	// A SOCK_SEQPACKET pair holds about 200 KB (wmem_max for an
+	// unprivileged test): at the device's 64 KiB MTU that is three
+	// packets, and a bulk transfer both ways drops many and can stall in
+	// retransmission backoff past the tests' deadlines. A real device
+	// queues 500 packets; here a smaller MTU gives the pair that room.
+	const pairMTU = 9000
+	go func() { done <- Serve(ctx, fds[0], Config{Policy: p, Names: names, MTU: pairMTU}) }()
+	link, err := fdbased.New(&fdbased.Options{FDs: []int{fds[1]}, MTU: pairMTU, PacketDispatchMode: fdbased.Readv})
 	if err != nil {
 		t.Fatal(err)
 	}
