@@ -305,6 +305,7 @@ func TestStackBulkBothWays(t *testing.T) {
 			return
 		}
 		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(60 * time.Second)) // a stall fails, it does not hang
 		out := make([]byte, size)
 		for i := range out {
 			out[i] = pattern(i)
