@@ -33,13 +33,14 @@ func planCapture(pl *Plan, p *policy.Policy) error {
 	if !p.Network.Capture || runtime.GOOS != "linux" {
 		return nil
 	}
-	if err := tunUsable(); err != nil {
-		p.Notes = append(p.Notes, fmt.Sprintf("network.capture: off: %v; clients that ignore the proxy variables get no network (sbx doctor --fix makes the device usable; --capture off says you know)", err))
-		return nil
-	}
-	// The early process's device was given its addresses already.
+	// The early process's device was given its addresses already, and
+	// Prespawn opened /dev/net/tun before it asked for one.
 	names := earlyNames()
 	if names == nil {
+		if err := tunUsable(); err != nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: off: %v; clients that ignore the proxy variables get no network (sbx doctor --fix makes the device usable; --capture off says you know)", err))
+			return nil
+		}
 		var err error
 		if names, err = capture.NewNames(netip.Prefix{}); err != nil {
 			return fmt.Errorf("network.capture: %w", err)
@@ -99,10 +100,11 @@ type captureFile struct {
 func (pl *Plan) captureViewOps(p *policy.Policy) {
 	writable := landlock.WritableRoots(p)
 	for _, f := range pl.Net.captureFiles {
-		if f.same && !policy.WithinAny(f.Path, writable) && pl.Mounts.HostInode(f.Path) {
+		shown := pl.Mounts.HostInode(f.Path)
+		if f.same && shown && !policy.WithinAny(f.Path, writable) {
 			continue
 		}
-		if !pl.Mounts.HostInode(f.Path) {
+		if !shown {
 			p.Notes = append(p.Notes, fmt.Sprintf("network.capture: %s is not the host's in the sandbox's view: left as it is", f.Path))
 			continue
 		}
