@@ -5,6 +5,13 @@ type Config struct {
 	Policy Policy // decides names and serves connections (a *netproxy.Proxy)
 	Names  *Names // the run's address book, shared with whoever writes resolv.conf
 	MTU    int    // of the device; 0 means DefaultMTU
+
+	// Started, when not nil, is called once, when the first packet that
+	// is not the kernel's IPv6 housekeeping has arrived and before the
+	// stack is built for it (a run whose command never uses the network
+	// never calls it). The supervisor gives the Go runtime its CPUs
+	// there.
+	Started func()
 }
 
 // DefaultMTU is the capture device's MTU: as large as a TUN device takes,

@@ -44,6 +44,9 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	if err != nil || first == nil {
 		return err
 	}
+	if cfg.Started != nil {
+		cfg.Started()
+	}
 	// The packets come from the sandbox's kernel, which computed their
 	// checksums: not verified again (RXChecksumOffload).
 	link, err := fdbased.New(&fdbased.Options{FDs: []int{fd}, MTU: uint32(mtu), PacketDispatchMode: fdbased.Readv, RXChecksumOffload: true})

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func loopbackServer(t testing.TB) (int, chan string) {
 type clientStack struct {
 	s        *stack.Stack
 	resolver netip.Addr
+	started  *atomic.Int32 // calls of Config.Started
 }
 
 func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
@@ -62,7 +64,10 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 	// retransmission backoff past the tests' deadlines. A real device
 	// queues 500 packets; here a smaller MTU gives the pair that room.
 	const pairMTU = 9000
-	go func() { done <- Serve(ctx, fds[0], Config{Policy: p, Names: names, MTU: pairMTU}) }()
+	started := new(atomic.Int32)
+	go func() {
+		done <- Serve(ctx, fds[0], Config{Policy: p, Names: names, MTU: pairMTU, Started: func() { started.Add(1) }})
+	}()
 	link, err := fdbased.New(&fdbased.Options{FDs: []int{fds[1]}, MTU: pairMTU, PacketDispatchMode: fdbased.Readv})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +104,7 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 	})
-	return &clientStack{s: s, resolver: r4}
+	return &clientStack{s: s, resolver: r4, started: started}
 }
 
 func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber) {
@@ -191,6 +196,12 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startCapture(t, p, names)
+	// The client stack's own IPv6 housekeeping (router and neighbour
+	// solicitations) is not traffic: Started waits for the first lookup.
+	time.Sleep(50 * time.Millisecond)
+	if n := c.started.Load(); n != 0 {
+		t.Fatalf("Started called %d times before any traffic", n)
+	}
 	for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
 		rc, addrs := c.lookup(t, "test.localhost.", typ)
 		if rc != dnsmessage.RCodeSuccess || len(addrs) != 1 {
@@ -218,6 +229,9 @@ func TestStackEndToEnd(t *testing.T) {
 	}
 	if r := rec.all(); len(r) != 0 {
 		t.Fatalf("records on the allowed path: %+v", r)
+	}
+	if n := c.started.Load(); n != 1 {
+		t.Fatalf("Started called %d times after lookups and connections, want once", n)
 	}
 
 	// A denied name: NXDOMAIN, one record.

@@ -205,7 +205,7 @@ func unusedDeviceOps(p *rawexec.Program) {
 func (ns *ctlSide) serveCapture(ctx context.Context, f *os.File) {
 	defer ns.wg.Done()
 	defer f.Close()
-	err := capture.Serve(ctx, int(f.Fd()), capture.Config{Policy: ns.proxy, Names: ns.pl.Net.names})
+	err := capture.Serve(ctx, int(f.Fd()), capture.Config{Policy: ns.proxy, Names: ns.pl.Net.names, Started: relaying})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sbx: %v\n", err)
 	}

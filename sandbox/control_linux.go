@@ -211,7 +211,7 @@ func (ns *ctlSide) readLoop() {
 				if err != nil {
 					continue
 				}
-				ls[i] = l
+				ls[i] = relayListener{l}
 			}
 			if ls[0] != nil {
 				go func() { _ = ns.proxy.ServeHTTP(ls[0]) }()
@@ -404,6 +404,7 @@ func (ns *ctlSide) servePublish(l net.Listener, port uint16) {
 			c.Close()
 			return
 		}
+		relaying()
 		ns.wg.Add(1)
 		go func() {
 			defer ns.wg.Done()

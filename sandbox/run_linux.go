@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -40,9 +41,9 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 // status.
 //
 // cmd/sbx runs the start on one P (GOMAXPROCS 1), which on two cores is
-// measurably faster. Once the command runs, Launch gives the Go runtime
-// its default GOMAXPROCS back when the supervisor relays traffic (the
-// proxy, published ports), which wants every CPU; see afterStart.
+// measurably faster. The Go runtime gets its default GOMAXPROCS back on
+// the first connection the supervisor relays (the proxy, published ports,
+// the capture), which wants every CPU; see relaying.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
 		DropPrespawn()
@@ -166,12 +167,25 @@ func (r *relay) end() {
 	})
 }
 
-// afterStart runs once the command has started. A run that relays
-// traffic gets the runtime's default GOMAXPROCS back (the change stops
-// the world, 0.05-0.2 ms, so runs without a proxy keep one P: their
-// supervisor only waits).
-func afterStart(pl *Plan) {
-	if pl.Net.Proxy || len(pl.Net.Publish) > 0 {
-		runtime.SetDefaultGOMAXPROCS()
+// relaying is called on the first connection the supervisor relays (a
+// proxy client accepted, a published port's connection, the capture's
+// first packet): from then on the Go runtime gets its default GOMAXPROCS
+// back, since relaying wants every CPU. A run whose command never uses the
+// network keeps one P to its end and never pays for the change, which
+// stops the world and starts a thread per new P (2.5 ms of the supervisor's
+// CPU per run on the session-14 machine, where a new thread costs 0.2-0.4
+// ms; see docs/benchmarks.md).
+func relaying() { relayOnce.Do(runtime.SetDefaultGOMAXPROCS) }
+
+var relayOnce sync.Once
+
+// relayListener calls relaying on its first accepted connection.
+type relayListener struct{ net.Listener }
+
+func (l relayListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		relaying()
 	}
+	return c, err
 }

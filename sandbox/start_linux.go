@@ -569,7 +569,6 @@ func (l *launch) startAndSupervise(ready func(*Plan)) int {
 	}
 	l.early = nil // Start owns it
 	proc, startErr := rawexec.Start(&l.prog, attr)
-	afterStart(l.pl)
 	for _, f := range []**os.File{&l.lifeR, &l.statW, &l.ackR, &l.ctlInit, &l.dialInit, &l.gateR, &l.gateW} {
 		if *f != nil {
 			(*f).Close()

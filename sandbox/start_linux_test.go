@@ -5,8 +5,11 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sbx-sh/sbx/internal/rawexec"
@@ -57,5 +60,44 @@ func TestTooLarge(t *testing.T) {
 	other := &rawexec.OpError{Label: "chdir", Nr: unix.SYS_CHDIR, Errno: unix.ENOENT}
 	if m := opMessage(other); m != "chdir: no such file or directory" {
 		t.Errorf("opMessage(chdir) = %q", m)
+	}
+}
+
+// TestRelayingGivesCPUs: the supervisor keeps the one P it started with
+// until its first relayed connection, and gets the runtime's default back
+// then (relaying), once.
+func TestRelayingGivesCPUs(t *testing.T) {
+	if runtime.NumCPU() < 2 || os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("needs two CPUs and no GOMAXPROCS in the environment")
+	}
+	defer runtime.SetDefaultGOMAXPROCS()
+	relayOnce = sync.Once{}
+	runtime.GOMAXPROCS(1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := relayListener{l}
+	defer rl.Close()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("GOMAXPROCS %d before any connection, want 1", n)
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := rl.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := runtime.GOMAXPROCS(0); n < 2 {
+		t.Fatalf("GOMAXPROCS %d after the first relayed connection, want the default (%d CPUs)", n, runtime.NumCPU())
+	}
+	runtime.GOMAXPROCS(1)
+	relaying() // once per run: a later connection changes nothing
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("GOMAXPROCS %d after a second connection, want it left alone", n)
 	}
 }

@@ -34,7 +34,6 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
 	pid, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
-	afterStart(pl)
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
 		return execStatus(err)

@@ -6,8 +6,8 @@
 // goroutine of the supervisor runs on the other CPU, which stays free for
 // the sandbox's first process, and when no page the supervisor writes needs
 // a cross-CPU TLB flush. sandbox.Launch gives the runtime its default back
-// once the command runs, if the run relays network traffic (see
-// sandbox.afterStart).
+// on the first connection the supervisor relays (see
+// sandbox.relaying).
 //
 // Why in a package's init rather than in main: the runtime starts with one
 // P per CPU, and package initialisation (about a hundred packages here)
