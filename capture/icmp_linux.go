@@ -2,6 +2,7 @@ package capture
 
 import (
 	"net/netip"
+	"sync"
 
 	"github.com/sbx-sh/sbx/netproxy"
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -17,18 +18,36 @@ const ProtoICMP = "icmp"
 // would otherwise answer a ping to any address itself (it accepts every
 // destination), telling the command a host is up that sbx never reached.
 // ICMP errors pass: TCP and UDP use them.
+//
+// It is also the gate of the lazy start: the device's dispatcher starts
+// reading when the NIC is created, before the stack has its addresses and
+// routes, and packets queued while the stack was built (a second DNS query
+// of one flow, a retransmitted SYN) would be dropped there, or race the
+// first packet, which Serve hands over itself. DeliverNetworkPacket holds
+// them until open, which Serve calls once the first packet is in.
 type icmpFilter struct {
 	nested.Endpoint
-	sv *server
+	sv       *server
+	ready    chan struct{} // closed by open
+	openOnce sync.Once
 }
 
 func newICMPFilter(child stack.LinkEndpoint, sv *server) *icmpFilter {
-	f := &icmpFilter{sv: sv}
+	f := &icmpFilter{sv: sv, ready: make(chan struct{})}
 	f.Endpoint.Init(child, f)
 	return f
 }
 
+// open lets the device's packets through (idempotent).
+func (f *icmpFilter) open() { f.openOnce.Do(func() { close(f.ready) }) }
+
+// DeliverNetworkPacket is the device's dispatcher's path into the stack.
 func (f *icmpFilter) DeliverNetworkPacket(proto tcpip.NetworkProtocolNumber, pkt *stack.PacketBuffer) {
+	<-f.ready
+	f.deliver(proto, pkt)
+}
+
+func (f *icmpFilter) deliver(proto tcpip.NetworkProtocolNumber, pkt *stack.PacketBuffer) {
 	if dst, ok := echoRequest(pkt); ok {
 		f.sv.refuseICMP(dst)
 		return

@@ -89,8 +89,10 @@ func housekeeping(p []byte) bool {
 }
 
 // deliverFirst hands the packet firstPacket read to the stack, as the
-// device's dispatcher would have.
+// device's dispatcher would have, and then lets the dispatcher's packets
+// through: the first packet is in the stack before any that came after it.
 func deliverFirst(f *icmpFilter, p []byte) {
+	defer f.open()
 	var proto tcpip.NetworkProtocolNumber
 	switch p[0] >> 4 {
 	case 4:
@@ -101,6 +103,6 @@ func deliverFirst(f *icmpFilter, p []byte) {
 		return
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
-	f.DeliverNetworkPacket(proto, pkt)
+	f.deliver(proto, pkt)
 	pkt.DecRef()
 }

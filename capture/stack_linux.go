@@ -92,8 +92,15 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	})
 	const nic = 1
 	filter := newICMPFilter(link, sv)
+	// The dispatcher, which starts with the NIC, waits for the filter to
+	// open (deliverFirst); every way out opens it, or s.Wait would wait
+	// for a dispatcher that waits.
+	defer filter.open()
 	if e := s.CreateNIC(nic, filter); e != nil {
 		return fmt.Errorf("capture: create NIC: %v", e)
+	}
+	if afterCreateNIC != nil {
+		afterCreateNIC()
 	}
 	// Every destination is ours: accept packets to any address and answer
 	// from it.
@@ -120,6 +127,10 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	sv.wg.Wait()
 	return nil
 }
+
+// afterCreateNIC, when not nil, runs between the NIC's creation and the
+// stack's configuration (tests: TestQueuedBehindFirst).
+var afterCreateNIC func()
 
 func header4Any() tcpip.Subnet {
 	sn, _ := tcpip.NewSubnet(tcpip.AddrFrom4([4]byte{}), tcpip.MaskFromBytes(make([]byte, 4)))
