@@ -3,7 +3,6 @@ package credentials
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"mime"
@@ -12,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultMaxBody is the largest textual request body an Injector rewrites
@@ -415,9 +415,57 @@ func jsonEscape(s string) string {
 	return string(q[1 : len(q)-1])
 }
 
-// xmlEscape escapes s for XML text or an attribute value.
+// xmlEscape escapes s for XML text or an attribute value, as
+// encoding/xml's EscapeText does (TestXMLEscapeAsEncodingXML): the five
+// markup characters, tab, newline and carriage return as character
+// references, and every rune XML cannot carry (invalid UTF-8 included) as
+// U+FFFD. encoding/xml itself is not linked for this one function: its
+// package initialisation is paid by every start (docs/benchmarks.md,
+// session 14).
 func xmlEscape(s string) string {
 	var b strings.Builder
-	xml.EscapeText(&b, []byte(s))
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !xmlChar(r) || (r == utf8.RuneError && width == 1) {
+				esc = "\uFFFD"
+			}
+		}
+		i += width
+		if esc == "" {
+			continue
+		}
+		b.WriteString(s[last : i-width])
+		b.WriteString(esc)
+		last = i
+	}
+	b.WriteString(s[last:])
 	return b.String()
+}
+
+// xmlChar reports whether r is in XML 1.0's Char production.
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
 }

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,18 +118,8 @@ func interpreters(file, pathVar string) []string {
 		}
 		return out
 	}
-	ef, err := elf.NewFile(f)
-	if err != nil {
-		return nil
-	}
-	defer ef.Close()
-	for _, prog := range ef.Progs {
-		if prog.Type == elf.PT_INTERP {
-			b := make([]byte, prog.Filesz)
-			if _, err := prog.ReadAt(b, 0); err == nil {
-				return []string{string(bytes.TrimRight(b, "\x00"))}
-			}
-		}
+	if interp := elfInterp(f); interp != "" {
+		return []string{interp}
 	}
 	return nil
 }

@@ -1,0 +1,97 @@
+package policy
+
+import (
+	"bytes"
+	"debug/elf"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// interpDebugElf is what declared.go did with debug/elf before elfInterp.
+func interpDebugElf(b []byte) (string, bool) {
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return "", false
+	}
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			if prog.Filesz > 4096 {
+				return "", true // the kernel refuses such a program (PATH_MAX)
+			}
+			v := make([]byte, prog.Filesz)
+			if _, err := prog.ReadAt(v, 0); err == nil {
+				return string(bytes.TrimRight(v, "\x00")), true
+			}
+		}
+	}
+	return "", true
+}
+
+// TestElfInterpAsDebugElf: elfInterp finds the loader debug/elf finds, on
+// the machine's own programs and libraries (dynamic and static, sbx's test
+// binary among them), on every truncation of a dynamic program's headers
+// and on random corruptions of them; it never panics, and where debug/elf
+// cannot parse a file it returns at most what the program headers say.
+func TestElfInterpAsDebugElf(t *testing.T) {
+	var files []string
+	if self, err := os.Executable(); err == nil {
+		files = append(files, self) // static
+	}
+	for _, glob := range []string{"/bin/*", "/usr/bin/*", "/usr/lib/*/*.so*", "/lib64/*"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	dynamic, checked := []byte(nil), 0
+	for _, name := range files {
+		if checked >= 300 && dynamic != nil {
+			break
+		}
+		st, err := os.Stat(name)
+		if err != nil || !st.Mode().IsRegular() || st.Size() > 4<<20 {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		want, ok := interpDebugElf(b)
+		got := elfInterp(bytes.NewReader(b))
+		if ok && got != want {
+			t.Errorf("%s: elfInterp %q, debug/elf %q", name, got, want)
+		}
+		if ok {
+			checked++
+		}
+		if want != "" && dynamic == nil {
+			dynamic = b
+		}
+	}
+	if checked < 10 || dynamic == nil {
+		t.Fatalf("only %d ELF files (a dynamic one: %v): the comparison proves little", checked, dynamic != nil)
+	}
+	head := dynamic[:min(len(dynamic), 8192)]
+	for n := 0; n <= len(head); n++ {
+		b := head[:n]
+		if want, ok := interpDebugElf(b); ok {
+			if got := elfInterp(bytes.NewReader(b)); got != want {
+				t.Fatalf("truncated to %d bytes: elfInterp %q, debug/elf %q", n, got, want)
+			}
+		} else {
+			elfInterp(bytes.NewReader(b))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		b := bytes.Clone(head)
+		for j := 0; j < 1+rng.IntN(4); j++ {
+			b[rng.IntN(min(len(b), 1024))] = byte(rng.IntN(256))
+		}
+		got := elfInterp(bytes.NewReader(b))
+		if want, ok := interpDebugElf(b); ok && got != want {
+			t.Fatalf("corruption %d: elfInterp %q, debug/elf %q", i, got, want)
+		}
+	}
+	t.Logf("%d ELF files compared", checked)
+}
