@@ -78,14 +78,14 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy)}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), fd: fd}
 	// Handlers first: the device delivers packets as soon as the NIC exists.
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
-	dns := udp.NewForwarder(s, sv.dns)
 	s.SetTransportProtocolHandler(udp.ProtocolNumber, func(id stack.TransportEndpointID, pkt *stack.PacketBuffer) bool {
 		if id.LocalPort == 53 {
-			return dns.HandlePacket(id, pkt)
+			sv.dns(id, pkt)
+			return true
 		}
 		sv.refuseUDP(id)
 		return false // the stack answers ICMP port unreachable
@@ -145,6 +145,7 @@ func header6Any() tcpip.Subnet {
 type server struct {
 	cfg Config
 	res *Resolver
+	fd  int // the device: DNS answers are written to it directly (dnsreply_linux.go)
 	wg  sync.WaitGroup
 
 	mu      sync.Mutex
@@ -237,39 +238,6 @@ func (sv *server) begin() bool {
 		return false
 	}
 	sv.wg.Add(1)
-	return true
-}
-
-func (sv *server) dns(r *udp.ForwarderRequest) bool {
-	var wq waiter.Queue
-	ep, e := r.CreateEndpoint(&wq)
-	if e != nil {
-		return true
-	}
-	c := gonet.NewUDPConn(&wq, ep)
-	if !sv.begin() {
-		c.Close()
-		return true
-	}
-	// Every query on the flow, until it is idle for 2 s: glibc sends the
-	// A and AAAA queries of one getaddrinfo from one socket back to back,
-	// and the second lands in this endpoint too (answering only the first
-	// cost every such lookup a 2 s timeout and a retry).
-	go func() {
-		defer sv.wg.Done()
-		defer c.Close()
-		buf := make([]byte, 1500)
-		for {
-			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-			n, err := c.Read(buf)
-			if err != nil {
-				return
-			}
-			if out := sv.res.Answer(buf[:n]); out != nil {
-				_, _ = c.Write(out)
-			}
-		}
-	}()
 	return true
 }
 

@@ -49,6 +49,7 @@ func loopbackServer(t testing.TB) (int, chan string) {
 type clientStack struct {
 	s        *stack.Stack
 	resolver netip.Addr
+	resolv6  netip.Addr
 	started  *atomic.Int32 // calls of Config.Started
 }
 
@@ -81,7 +82,7 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 	if e := s.CreateNIC(1, link); e != nil {
 		t.Fatal(e)
 	}
-	s4, s6, r4, _ := names.DeviceAddrs()
+	s4, s6, r4, r6 := names.DeviceAddrs()
 	for _, a := range []netip.Addr{s4, s6} {
 		bits := 15
 		if a.Is6() {
@@ -106,7 +107,7 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 	})
-	return &clientStack{s: s, resolver: r4, started: started}
+	return &clientStack{s: s, resolver: r4, resolv6: r6, started: started}
 }
 
 func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber) {
@@ -120,7 +121,13 @@ func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber
 // lookup asks the capture resolver over UDP, as libc would.
 func (c *clientStack) lookup(t testing.TB, name string, typ dnsmessage.Type) (dnsmessage.RCode, []netip.Addr) {
 	t.Helper()
-	fa, proto := fullAddr(netip.AddrPortFrom(c.resolver, 53))
+	return c.lookupAt(t, c.resolver, name, typ)
+}
+
+// lookupAt asks the resolver at server (its IPv4 or IPv6 address).
+func (c *clientStack) lookupAt(t testing.TB, server netip.Addr, name string, typ dnsmessage.Type) (dnsmessage.RCode, []netip.Addr) {
+	t.Helper()
+	fa, proto := fullAddr(netip.AddrPortFrom(server, 53))
 	u, err := gonet.DialUDP(c.s, nil, &fa, proto)
 	if err != nil {
 		t.Fatal(err)
@@ -458,5 +465,34 @@ func TestQueuedBehindFirst(t *testing.T) {
 		if !got[0x1111] || !got[0x2222] {
 			t.Fatalf("round %d: answered %v, want both 1111 and 2222", round, got)
 		}
+	}
+}
+
+// TestDNSBothFamilies: the resolver answers on its IPv4 and its IPv6
+// address (the replies are written to the device as raw packets, each
+// family with its own header and checksum), queries of one socket and of
+// several, and a denied name gets NXDOMAIN on either.
+func TestDNSBothFamilies(t *testing.T) {
+	p, rec := testProxy(t, []string{"both.localhost"}, []string{"denied.localhost"})
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCapture(t, p, names)
+	for _, server := range []netip.Addr{c.resolver, c.resolv6} {
+		for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
+			for i := 0; i < 3; i++ {
+				rc, addrs := c.lookupAt(t, server, "both.localhost.", typ)
+				if rc != dnsmessage.RCodeSuccess || len(addrs) != 1 {
+					t.Fatalf("%v %v: %v %v", server, typ, rc, addrs)
+				}
+			}
+		}
+		if rc, addrs := c.lookupAt(t, server, "denied.localhost.", dnsmessage.TypeA); rc != dnsmessage.RCodeNameError || len(addrs) != 0 {
+			t.Fatalf("%v denied name: %v %v", server, rc, addrs)
+		}
+	}
+	if r := rec.all(); len(r) != 1 || r[0].Host != "denied.localhost" {
+		t.Fatalf("records: %+v", r)
 	}
 }
