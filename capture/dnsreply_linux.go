@@ -52,6 +52,7 @@ func udpReply(proto tcpip.NetworkProtocolNumber, id stack.TransportEndpointID, p
 		ip := header.IPv4(b)
 		ip.Encode(&header.IPv4Fields{
 			TotalLength: uint16(len(b)),
+			Flags:       header.IPv4FlagDontFragment, // an atomic datagram: ID 0 is fine (RFC 6864)
 			TTL:         64,
 			Protocol:    uint8(header.UDPProtocolNumber),
 			SrcAddr:     src,
