@@ -8,8 +8,10 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
-// dns answers a datagram to port 53, any address, in the device's
-// dispatcher, statelessly: the resolver's answer goes back to the
+// dns answers a datagram to port 53, any address, statelessly, in the
+// stack's packet processing (the device's dispatcher, or one of its
+// processor goroutines: queries of different flows may be answered at
+// once; Names, the once-sets and the collector take their own locks): the resolver's answer goes back to the
 // query's source as one raw IP packet written to the device. No endpoint
 // is made per flow, so every query of a flow is answered alike (glibc
 // sends A and AAAA back to back from one socket, Go from two), and a
@@ -34,9 +36,6 @@ func (sv *server) dns(id stack.TransportEndpointID, pkt *stack.PacketBuffer) {
 // payload too large for one datagram.
 func udpReply(proto tcpip.NetworkProtocolNumber, id stack.TransportEndpointID, payload []byte) []byte {
 	ulen := header.UDPMinimumSize + len(payload)
-	if ulen > 0xffff {
-		return nil
-	}
 	var hl int
 	switch proto {
 	case header.IPv4ProtocolNumber:
@@ -44,6 +43,11 @@ func udpReply(proto tcpip.NetworkProtocolNumber, id stack.TransportEndpointID, p
 	case header.IPv6ProtocolNumber:
 		hl = header.IPv6MinimumSize
 	default:
+		return nil
+	}
+	// Both the UDP length and IPv4's total length are 16 bits (IPv6's
+	// payload length is the UDP length).
+	if hl+ulen > 0xffff {
 		return nil
 	}
 	b := make([]byte, hl+ulen)

@@ -51,6 +51,7 @@ type clientStack struct {
 	resolver netip.Addr
 	resolv6  netip.Addr
 	started  *atomic.Int32 // calls of Config.Started
+	dev      int           // the client's end of the device: raw packets to Serve
 }
 
 func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
@@ -107,7 +108,7 @@ func startCapture(t testing.TB, p Policy, names *Names) *clientStack {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 	})
-	return &clientStack{s: s, resolver: r4, resolv6: r6, started: started}
+	return &clientStack{s: s, resolver: r4, resolv6: r6, started: started, dev: fds[1]}
 }
 
 func fullAddr(ap netip.AddrPort) (tcpip.FullAddress, tcpip.NetworkProtocolNumber) {
@@ -205,11 +206,17 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startCapture(t, p, names)
-	// The client stack's own IPv6 housekeeping (router and neighbour
-	// solicitations) is not traffic: Started waits for the first lookup.
+	// IPv6 housekeeping (a router solicitation, an MLDv2 report, as the
+	// sandbox's kernel sends when the device comes up) is not traffic:
+	// Started waits for the first lookup.
+	for _, hk := range [][]byte{pkt6(58, 133, 0, 0, 0, 0, 0, 0, 0), pkt6(0, append([]byte{58, 0, 5, 2, 0, 0, 1, 0}, 143, 0, 0, 0)...)} {
+		if _, err := unix.Write(c.dev, hk); err != nil {
+			t.Fatal(err)
+		}
+	}
 	time.Sleep(50 * time.Millisecond)
 	if n := c.started.Load(); n != 0 {
-		t.Fatalf("Started called %d times before any traffic", n)
+		t.Fatalf("Started called %d times before any traffic (after housekeeping only)", n)
 	}
 	for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
 		rc, addrs := c.lookup(t, "test.localhost.", typ)
@@ -494,5 +501,49 @@ func TestDNSBothFamilies(t *testing.T) {
 	}
 	if r := rec.all(); len(r) != 1 || r[0].Host != "denied.localhost" {
 		t.Fatalf("records: %+v", r)
+	}
+}
+
+// TestUDPReplyZeroChecksum: a reply whose UDP checksum computes to 0
+// carries 0xffff (0 means "none" over IPv4 and is invalid over IPv6), and
+// every reply's checksums verify, for both families.
+func TestUDPReplyZeroChecksum(t *testing.T) {
+	for _, fam := range []struct {
+		proto    tcpip.NetworkProtocolNumber
+		src, dst netip.Addr
+	}{
+		{header.IPv4ProtocolNumber, netip.MustParseAddr("198.18.0.2"), netip.MustParseAddr("198.18.0.1")},
+		{header.IPv6ProtocolNumber, netip.MustParseAddr("fd00::2"), netip.MustParseAddr("fd00::1")},
+	} {
+		id := stack.TransportEndpointID{LocalPort: 53, LocalAddress: tcpip.AddrFromSlice(fam.src.AsSlice()), RemotePort: 40000, RemoteAddress: tcpip.AddrFromSlice(fam.dst.AsSlice())}
+		zero := false
+		for i := 0; i < 1<<16 && !zero; i++ {
+			payload := []byte{byte(i >> 8), byte(i), 1, 2, 3}
+			b := udpReply(fam.proto, id, payload)
+			var u header.UDP
+			var src, dst tcpip.Address
+			if fam.proto == header.IPv4ProtocolNumber {
+				ip := header.IPv4(b)
+				if !ip.IsChecksumValid() {
+					t.Fatalf("%v: IPv4 header checksum invalid", fam.proto)
+				}
+				u, src, dst = header.UDP(ip.Payload()), ip.SourceAddress(), ip.DestinationAddress()
+			} else {
+				ip := header.IPv6(b)
+				u, src, dst = header.UDP(ip.Payload()), ip.SourceAddress(), ip.DestinationAddress()
+			}
+			if u.Checksum() == 0xffff {
+				zero = true
+			}
+			if !u.IsChecksumValid(src, dst, checksum.Checksum(u.Payload(), 0)) {
+				t.Fatalf("%v payload %x: UDP checksum %#x invalid", fam.proto, payload, u.Checksum())
+			}
+			if u.Checksum() == 0 {
+				t.Fatalf("%v payload %x: UDP checksum 0", fam.proto, payload)
+			}
+		}
+		if !zero {
+			t.Fatalf("%v: no payload reached the zero checksum", fam.proto)
+		}
 	}
 }
