@@ -118,8 +118,13 @@ func interpreters(file, pathVar string) []string {
 		}
 		return out
 	}
-	if interp := elfInterp(f); interp != "" {
-		return []string{interp}
+	// The kernel runs only an absolute interpreter path that names a
+	// regular file; anything else in PT_INTERP (a directory such as /root
+	// in a crafted program) is no reason to grant a read.
+	if interp := elfInterp(f); filepath.IsAbs(interp) {
+		if st, err := os.Stat(interp); err == nil && st.Mode().IsRegular() {
+			return []string{interp}
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,4 +95,53 @@ func TestElfInterpAsDebugElf(t *testing.T) {
 		}
 	}
 	t.Logf("%d ELF files compared", checked)
+}
+
+// tinyELF is a 64-bit little-endian ELF header with one program header,
+// PT_INTERP naming interp.
+func tinyELF(interp string) []byte {
+	b := make([]byte, 64+56, 64+56+len(interp)+1)
+	copy(b, "\x7fELF\x02\x01\x01")
+	le := binary.LittleEndian
+	le.PutUint16(b[16:], 2)  // ET_EXEC
+	le.PutUint16(b[18:], 62) // EM_X86_64
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[32:], 64) // e_phoff
+	le.PutUint16(b[52:], 64)
+	le.PutUint16(b[54:], 56) // e_phentsize
+	le.PutUint16(b[56:], 1)  // e_phnum
+	p := b[64:]
+	le.PutUint32(p[0:], 3)                      // PT_INTERP
+	le.PutUint64(p[8:], 120)                    // p_offset
+	le.PutUint64(p[32:], uint64(len(interp)+1)) // p_filesz
+	le.PutUint64(p[40:], uint64(len(interp)+1)) // p_memsz
+	return append(append(b, interp...), 0)
+}
+
+// TestInterpretersELF: --reads declared grants an ELF program's loader
+// only when PT_INTERP names a regular file by an absolute path, as the
+// kernel would load it; a crafted program naming a directory (/root, /)
+// or a relative path gets nothing.
+func TestInterpretersELF(t *testing.T) {
+	dir := t.TempDir()
+	loader := filepath.Join(dir, "ld.so")
+	if err := os.WriteFile(loader, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		interp string
+		want   bool
+	}{{loader, true}, {dir, false}, {"/", false}, {"ld.so", false}, {filepath.Join(dir, "missing"), false}} {
+		prog := filepath.Join(dir, "prog")
+		if err := os.WriteFile(prog, tinyELF(c.interp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := elfInterp(bytes.NewReader(tinyELF(c.interp))); got != c.interp {
+			t.Fatalf("elfInterp of a program naming %q: %q", c.interp, got)
+		}
+		got := interpreters(prog, "/usr/bin:/bin")
+		if c.want && (len(got) != 1 || got[0] != c.interp) || !c.want && len(got) != 0 {
+			t.Errorf("PT_INTERP %q: interpreters %q", c.interp, got)
+		}
+	}
 }
