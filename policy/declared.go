@@ -97,23 +97,18 @@ func interpreters(file, pathVar string) []string {
 	head = head[:n]
 	if rest, ok := bytes.CutPrefix(head, []byte("#!")); ok {
 		line, _, _ := bytes.Cut(rest, []byte("\n"))
-		fields := strings.Fields(string(line))
-		if len(fields) == 0 {
-			return nil
-		}
-		if findProgram(fields[0], pathVar, "/") == "" || !filepath.IsAbs(fields[0]) {
+		// As the kernel reads the line: the interpreter up to the first
+		// blank, then everything after it as one argument.
+		interp, arg, _ := strings.Cut(strings.TrimSpace(strings.ReplaceAll(string(line), "\t", " ")), " ")
+		if interp == "" || findProgram(interp, pathVar, "/") == "" || !filepath.IsAbs(interp) {
 			return nil // not a program the kernel would run
 		}
-		out := []string{fields[0]}
-		if filepath.Base(fields[0]) == "env" {
-			for _, a := range fields[1:] {
-				if strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
-					continue
-				}
-				if p := findProgram(a, pathVar, "/"); p != "" {
+		out := []string{interp}
+		if filepath.Base(interp) == "env" {
+			if name := envProgram(strings.TrimSpace(arg)); name != "" {
+				if p := findProgram(name, pathVar, "/"); p != "" {
 					out = append(out, p)
 				}
-				break
 			}
 		}
 		return out
@@ -127,6 +122,54 @@ func interpreters(file, pathVar string) []string {
 		}
 	}
 	return nil
+}
+
+// envProgram is the program "#!/usr/bin/env ARG" makes env run, or "".
+// The kernel hands env the rest of the line as one argument, so a plain
+// name is the program and anything else runs none (options alone, an
+// assignment, a name with a blank in it), except -S (--split-string=),
+// which splits the rest into words: the first that is neither an option
+// (-u and -C take the next word) nor NAME=VALUE, or the word after --,
+// is the program. env's quoting and ${VAR} in -S are not modelled; a
+// program misread here is only not granted, and whatever is granted is
+// a regular executable file (findProgram) outside the masks.
+func envProgram(arg string) string {
+	var split string
+	switch {
+	case arg == "":
+		return ""
+	case strings.HasPrefix(arg, "--split-string="):
+		split = strings.TrimPrefix(arg, "--split-string=")
+	case strings.HasPrefix(arg, "--"):
+		return ""
+	case strings.HasPrefix(arg, "-"):
+		i := strings.IndexFunc(arg[1:], func(r rune) bool { return r != 'i' && r != '0' && r != 'v' })
+		if i < 0 || arg[1+i] != 'S' {
+			return "" // options only, or one (-u, -C) that swallows the rest
+		}
+		split = arg[2+i:]
+	case strings.ContainsAny(arg, " =\t"):
+		return ""
+	default:
+		return arg
+	}
+	words := strings.Fields(split)
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--":
+			if i+1 < len(words) {
+				return words[i+1]
+			}
+			return ""
+		case w == "-u" || w == "-C" || w == "--unset" || w == "--chdir":
+			i++ // the option's argument
+		case strings.HasPrefix(w, "-") || strings.Contains(w, "="):
+		default:
+			return w
+		}
+	}
+	return ""
 }
 
 // PasswdHome returns uid's home directory from /etc/passwd, or "".

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -142,6 +143,75 @@ func TestInterpretersELF(t *testing.T) {
 		got := interpreters(prog, "/usr/bin:/bin")
 		if c.want && (len(got) != 1 || got[0] != c.interp) || !c.want && len(got) != 0 {
 			t.Errorf("PT_INTERP %q: interpreters %q", c.interp, got)
+		}
+	}
+}
+
+// TestEnvProgram: the program a "#!/usr/bin/env ARG" line makes env run,
+// given that the kernel passes ARG as one argument.
+func TestEnvProgram(t *testing.T) {
+	for arg, want := range map[string]string{
+		"python3":                    "python3",
+		"python3 -u":                 "", // one argument "python3 -u": no such program
+		"-S python3 -u":              "python3",
+		"-Spython3 -u":               "python3",
+		"-S -u X evil":               "evil",
+		"-S -uX evil":                "evil",
+		"-S FOO=1 node":              "node",
+		"-S -i -- prog":              "prog",
+		"-S -C /tmp prog":            "prog",
+		"-S --chdir /tmp prog":       "prog",
+		"-S --chdir=/tmp prog":       "prog",
+		"-vS prog x":                 "prog",
+		"-iS prog":                   "prog",
+		"--split-string=deno run -A": "deno",
+		"--split-string deno":        "",
+		"-u X evil":                  "", // -u takes " X evil"
+		"-C /tmp prog":               "",
+		"-i":                         "",
+		"FOO=1":                      "",
+		"FOO=1 prog":                 "",
+		"":                           "",
+		"-S":                         "",
+		"-S -u":                      "",
+		"-S --":                      "",
+	} {
+		if got := envProgram(arg); got != want {
+			t.Errorf("envProgram(%q) = %q, want %q", arg, got, want)
+		}
+	}
+}
+
+// TestInterpretersEnv: a script's "#!/usr/bin/env ..." line grants env
+// and the program env would run, found on PATH, and nothing else: in
+// "-u NAME prog" the kernel's one argument is all -u's, so neither NAME
+// nor prog runs (an earlier word-by-word reading granted NAME).
+func TestInterpretersEnv(t *testing.T) {
+	env := "/usr/bin/env"
+	if _, err := os.Stat(env); err != nil {
+		t.Skip("no /usr/bin/env")
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"tool", "other"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for line, want := range map[string][]string{
+		"#!/usr/bin/env tool":             {env, filepath.Join(dir, "tool")},
+		"#!/usr/bin/env\ttool\r":          {env, filepath.Join(dir, "tool")},
+		"#!/usr/bin/env -S tool --x":      {env, filepath.Join(dir, "tool")},
+		"#!/usr/bin/env -S -u tool other": {env, filepath.Join(dir, "other")},
+		"#!/usr/bin/env -u tool other":    {env},
+		"#!/usr/bin/env tool other":       {env},
+		"#!/usr/bin/env FOO=1 tool":       {env},
+	} {
+		script := filepath.Join(dir, "script")
+		if err := os.WriteFile(script, []byte(line+"\necho\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := interpreters(script, dir); !slices.Equal(got, want) {
+			t.Errorf("%q: interpreters %q, want %q", line, got, want)
 		}
 	}
 }
