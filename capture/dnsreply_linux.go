@@ -8,11 +8,12 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
-// dns answers a datagram to port 53, any address, statelessly, in the
-// stack's packet processing (the device's dispatcher, or one of its
-// processor goroutines: queries of different flows may be answered at
-// once; Names, the once-sets and the collector take their own locks): the resolver's answer goes back to the
-// query's source as one raw IP packet written to the device. No endpoint
+// dns answers a datagram to port 53, any address, statelessly: the
+// resolver's answer goes back to the query's source as one raw IP packet
+// written to the device. It runs in the stack's packet processing (the
+// device's dispatcher, or one of its processor goroutines: queries of
+// different flows may be answered at once; Names, the once-sets and the
+// collector take their own locks). No endpoint
 // is made per flow, so every query of a flow is answered alike (glibc
 // sends A and AAAA back to back from one socket, Go from two), and a
 // lookup costs one trip through the stack each way: on the session-14

@@ -391,27 +391,6 @@ func TestStackBulkBothWays(t *testing.T) {
 	}
 }
 
-// udp4 is an IPv4 datagram from src to dst carrying payload, checksums
-// filled in.
-func udp4(src, dst netip.AddrPort, payload []byte) []byte {
-	b := make([]byte, header.IPv4MinimumSize+header.UDPMinimumSize+len(payload))
-	ip := header.IPv4(b)
-	ip.Encode(&header.IPv4Fields{
-		TotalLength: uint16(len(b)),
-		TTL:         64,
-		Protocol:    uint8(header.UDPProtocolNumber),
-		SrcAddr:     tcpip.AddrFrom4(src.Addr().As4()),
-		DstAddr:     tcpip.AddrFrom4(dst.Addr().As4()),
-	})
-	ip.SetChecksum(^ip.CalculateChecksum())
-	u := header.UDP(b[header.IPv4MinimumSize:])
-	u.Encode(&header.UDPFields{SrcPort: src.Port(), DstPort: dst.Port(), Length: uint16(header.UDPMinimumSize + len(payload))})
-	copy(u.Payload(), payload)
-	xsum := header.PseudoHeaderChecksum(header.UDPProtocolNumber, ip.SourceAddress(), ip.DestinationAddress(), u.Length())
-	u.SetChecksum(^u.CalculateChecksum(checksum.Checksum(payload, xsum)))
-	return b
-}
-
 // TestQueuedBehindFirst: packets queued on the device while the lazy
 // start builds the stack (here the second DNS query of one flow, as glibc
 // sends A and AAAA back to back) reach the stack after the first packet
@@ -435,11 +414,13 @@ func TestQueuedBehindFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		client, resolver := netip.AddrPortFrom(s4, 40000), netip.AddrPortFrom(r4, 53)
+		// The queries go from the client to the resolver: udpReply builds
+		// a datagram from an ID's local end to its remote end.
+		flow := stack.TransportEndpointID{LocalAddress: tcpip.AddrFrom4(s4.As4()), LocalPort: 40000, RemoteAddress: tcpip.AddrFrom4(r4.As4()), RemotePort: 53}
 		for _, id := range []uint16{0x1111, 0x2222} {
 			q := query(t, "race.localhost.", dnsmessage.TypeA)
 			q[0], q[1] = byte(id>>8), byte(id)
-			if _, err := unix.Write(fds[1], udp4(client, resolver, q)); err != nil {
+			if _, err := unix.Write(fds[1], udpReply(header.IPv4ProtocolNumber, flow, q)); err != nil {
 				t.Fatal(err)
 			}
 		}

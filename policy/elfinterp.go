@@ -30,28 +30,22 @@ func elfInterp(f io.ReaderAt) string {
 	var (
 		phoff            uint64
 		phentsize, phnum uint16
-		is64             bool
+		n                int // bytes of a program header that are read: Elf32_Phdr or Elf64_Phdr
 	)
 	switch h[4] { // EI_CLASS
 	case 1:
-		phoff, phentsize, phnum = uint64(bo.Uint32(h[28:])), bo.Uint16(h[42:]), bo.Uint16(h[44:])
-		if phentsize < 32 {
-			return ""
-		}
+		phoff, phentsize, phnum, n = uint64(bo.Uint32(h[28:])), bo.Uint16(h[42:]), bo.Uint16(h[44:]), 32
 	case 2:
-		phoff, phentsize, phnum, is64 = bo.Uint64(h[32:]), bo.Uint16(h[54:]), bo.Uint16(h[56:]), true
-		if phentsize < 56 {
-			return ""
-		}
+		phoff, phentsize, phnum, n = bo.Uint64(h[32:]), bo.Uint16(h[54:]), bo.Uint16(h[56:]), 56
 	default:
 		return ""
 	}
+	if int(phentsize) < n {
+		return ""
+	}
+	is64 := n == 56
 	for i := range uint64(phnum) {
 		var p [56]byte
-		n := 32
-		if is64 {
-			n = 56
-		}
 		off := phoff + i*uint64(phentsize)
 		if off < phoff || off > 1<<40 {
 			return ""
