@@ -10,17 +10,17 @@ import (
 
 // dns answers a datagram to port 53, any address, statelessly: the
 // resolver's answer goes back to the query's source as one raw IP packet
-// written to the device. It runs in the stack's packet processing (the
-// device's dispatcher, or one of its processor goroutines: queries of
-// different flows may be answered at once; Names, the once-sets and the
-// collector take their own locks). No endpoint
-// is made per flow, so every query of a flow is answered alike (glibc
-// sends A and AAAA back to back from one socket, Go from two), and a
-// lookup costs one trip through the stack each way: on the session-14
-// machine a UDP endpoint, a goroutine and a 2 s idle timer per flow put
-// a lookup at +1.3 ms over a CONNECT to the name (docs/benchmarks.md).
-// Resolver.Answer never blocks (a name's decision has no --ask-fd
-// question; a refusal is one queued record).
+// written to the device. It runs in the stack's packet processing, on
+// the device's dispatcher thread that read the query (Serve gives the
+// link one processor); Names, the once-sets and the collector take
+// their own locks all the same. No endpoint is made per flow, so every
+// query of a flow is answered alike (glibc sends A and AAAA back to back
+// from one socket, Go from two), and a lookup costs one trip through the
+// stack each way: on the session-14 machine a UDP endpoint, a goroutine
+// and a 2 s idle timer per flow put a lookup at +1.3 ms over a CONNECT
+// to the name (docs/benchmarks.md). Resolver.Answer never blocks (a
+// name's decision has no --ask-fd question; a refusal is one queued
+// record).
 func (sv *server) dns(id stack.TransportEndpointID, pkt *stack.PacketBuffer) {
 	query := pkt.Data().AsRange().ToSlice()
 	out := sv.res.Answer(query)
