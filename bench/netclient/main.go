@@ -3,7 +3,7 @@
 // as one line of JSON on stdout. Standard library only.
 //
 //	netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL
-//	netclient latency [-warm N] [-via auto|direct|connect] [-once] N HOST:PORT
+//	netclient latency [-warm N] [-via auto|direct|connect] [-once] [-dns ADDR] N HOST:PORT
 //	netclient concurrent [-via auto|direct|connect] N HOST:PORT
 //
 // get downloads URL (http:// only) and reports bytes and seconds. -via
@@ -19,8 +19,11 @@
 // all inside the sample), otherwise a direct dial (-via direct or connect
 // picks one whatever the environment says). A direct dial to a name looks
 // it up every time, as a client without a cache does; -once looks it up
-// before the first connection and dials the address. -warm connections
-// (1 by default) go first and are not recorded.
+// before the first connection and dials the address. -dns ADDR sends the
+// lookups to the DNS server at ADDR (UDP host:port) through Go's own
+// resolver, as with that server alone in /etc/resolv.conf: the cost of a
+// client's lookup without sbx. -warm connections (1 by default) go first
+// and are not recorded.
 //
 // concurrent opens N connections at once (same path rule as latency),
 // waits until every one has either read the greeting or failed, so that
@@ -34,6 +37,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -78,7 +82,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] [-via auto|direct|connect] [-once] N HOST:PORT\n       netclient concurrent [-via auto|direct|connect] N HOST:PORT")
+	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] [-via auto|direct|connect] [-once] [-dns ADDR] N HOST:PORT\n       netclient concurrent [-via auto|direct|connect] N HOST:PORT")
 	os.Exit(2)
 }
 
@@ -123,7 +127,7 @@ func basicAuth(u *url.URL) string {
 func dialVia(via string, proxy *url.URL, target string) (net.Conn, *bufio.Reader, error) {
 	switch via {
 	case "direct":
-		c, err := net.Dial("tcp", target)
+		c, err := directDialer.Dial("tcp", target)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -134,6 +138,19 @@ func dialVia(via string, proxy *url.URL, target string) (net.Conn, *bufio.Reader
 		return dialSOCKS(proxy, target)
 	}
 	return nil, nil, fmt.Errorf("unknown path %q", via)
+}
+
+// directDialer makes the direct connections; latency -dns gives it a
+// resolver of its own.
+var directDialer net.Dialer
+
+// resolverAt is Go's own resolver sending every query to the DNS server
+// at addr.
+func resolverAt(addr string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
 }
 
 func dialConnect(proxy *url.URL, target string) (net.Conn, *bufio.Reader, error) {
@@ -400,6 +417,7 @@ func cmdLatency(args []string) error {
 	warm := fs.Int("warm", 1, "unrecorded connections first")
 	viaFlag := fs.String("via", "auto", "auto|direct|connect")
 	once := fs.Bool("once", false, "direct: look the name up once, then dial the address")
+	dns := fs.String("dns", "", "direct: send lookups to the DNS server at this UDP host:port")
 	_ = fs.Parse(args)
 	if fs.NArg() != 2 {
 		usage()
@@ -413,12 +431,17 @@ func cmdLatency(args []string) error {
 	if err != nil {
 		return err
 	}
+	resolver := net.DefaultResolver
+	if *dns != "" {
+		resolver = resolverAt(*dns)
+		directDialer.Resolver = resolver
+	}
 	if *once && via == "direct" {
 		host, port, err := net.SplitHostPort(target)
 		if err != nil {
 			return err
 		}
-		addrs, err := net.LookupHost(host)
+		addrs, err := resolver.LookupHost(context.Background(), host)
 		if err != nil {
 			return err
 		}

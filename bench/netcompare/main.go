@@ -34,6 +34,11 @@
 // CONNECT to the same name. Two capture latency rows: a lookup before
 // every dial (a client without a DNS cache: the query to sbx's resolver
 // is in the sample) and one lookup, then the address dialled each time.
+// What a lookup costs the client itself, without sbx, is the row "latency
+// direct, lookup every dial": the same client sends its lookups (A and
+// AAAA, both answered 127.0.0.1) through Go's own resolver to a loopback
+// DNS server this program runs; its excess over "latency direct" is shown
+// beside the capture row as the client's share of that row's overhead.
 // Without the name on the host, the capture rows are dropped with a note.
 //
 // With -alt OTHER_SBX a second sbx binary is measured in the same rounds,
@@ -75,6 +80,7 @@ import (
 	"time"
 
 	"github.com/sbx-sh/sbx/bench"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // ---- loopback servers ----
@@ -128,6 +134,56 @@ func startServers() (httpAddr, greetAddr string) {
 		}
 	}()
 	return hl.Addr().String(), gl.Addr().String()
+}
+
+// startDNS runs a loopback DNS server answering every A query 127.0.0.1
+// and every AAAA query ::ffff:127.0.0.1 (so a client gets two answers to
+// sort, as from sbx's resolver, and dials only 127.0.0.1), other types
+// with no records.
+func startDNS() string {
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	check(err)
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if out := dnsAnswer(buf[:n]); out != nil {
+				_, _ = pc.WriteTo(out, from)
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+func dnsAnswer(query []byte) []byte {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil || h.Response {
+		return nil
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil
+	}
+	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RecursionDesired: h.RecursionDesired, RecursionAvailable: true})
+	_ = b.StartQuestions()
+	_ = b.Question(q)
+	_ = b.StartAnswers()
+	rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 1}
+	switch q.Type {
+	case dnsmessage.TypeA:
+		_ = b.AResource(rh, dnsmessage.AResource{A: [4]byte{127, 0, 0, 1}})
+	case dnsmessage.TypeAAAA:
+		_ = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: [16]byte{10: 0xff, 11: 0xff, 12: 127, 15: 1}})
+	}
+	out, err := b.Finish()
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // ---- running a measured command ----
@@ -266,8 +322,11 @@ type row struct {
 	// when set, is the row it is judged against instead of direct.
 	capture bool
 	base    *row
-	note    string // why the row was dropped
-	skip    bool
+	// ownLookup: the direct row whose lookups go to a loopback DNS
+	// server; its excess over latency direct is the client's own lookup.
+	ownLookup *row
+	note      string // why the row was dropped
+	skip      bool
 
 	vals    []float64 // throughput MB/s, or concurrent completed
 	samples []float64 // latency ms, pooled over rounds
@@ -482,11 +541,14 @@ func main() {
 	}
 	latArgs := nc("latency", strconv.Itoa(*lat), greetAddr)
 	add(&row{name: "latency direct", kind: kLatency, l: direct, argv: latArgs})
+	ownLookup := &row{name: "latency direct, lookup every dial (loopback DNS server)", kind: kLatency, l: direct,
+		argv: nc("latency", "-via", "direct", "-dns", startDNS(), strconv.Itoa(*lat), net.JoinHostPort("lookup.sbx-bench.test", greetPort))}
+	add(ownLookup)
 	for _, sb := range sbxs {
 		add(&row{name: "latency " + sb.name + " CONNECT", kind: kLatency, l: sb, argv: latArgs})
 		cn := &row{name: "latency " + sb.name + " CONNECT to the name", kind: kLatency, l: sb, capture: true, argv: nc("latency", "-via", "connect", strconv.Itoa(*lat), capGreet)}
 		add(cn)
-		add(&row{name: "latency " + sb.name + " capture, lookup every dial", kind: kLatency, l: sb, capture: true, base: cn, argv: nc("latency", "-via", "direct", strconv.Itoa(*lat), capGreet)})
+		add(&row{name: "latency " + sb.name + " capture, lookup every dial", kind: kLatency, l: sb, capture: true, base: cn, ownLookup: ownLookup, argv: nc("latency", "-via", "direct", strconv.Itoa(*lat), capGreet)})
 		add(&row{name: "latency " + sb.name + " capture, one lookup", kind: kLatency, l: sb, capture: true, base: cn, argv: nc("latency", "-via", "direct", "-once", strconv.Itoa(*lat), capGreet)})
 	}
 	if srtL != nil {
@@ -549,7 +611,7 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 		if r.kind == kThroughput && r.l.name == "" && len(r.vals) > 0 {
 			directOf[r.client] = bench.Median(r.vals)
 		}
-		if r.kind == kLatency && r.l.name == "" && len(r.samples) > 0 {
+		if r.kind == kLatency && r.l.name == "" && latDirect == nil && len(r.samples) > 0 {
 			latDirect = r
 		}
 	}
@@ -625,6 +687,13 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 				vs = fmt.Sprintf("%+.3f ms median, %+.3f ms p99 over CONNECT to the name", m-bm, p99-bp)
 				target = "≤ +1 ms median over CONNECT"
 				verdict = passFail(m-bm <= 1)
+			}
+			if o := r.ownLookup; o != nil && len(o.samples) > 0 && latDirect != nil && r.base != nil && len(r.base.samples) > 0 {
+				own := bench.Median(o.samples) - bench.Median(latDirect.samples)
+				vs += fmt.Sprintf("; of which the client's own lookup %+.3f ms, the rest %+.3f ms", own, m-bench.Median(r.base.samples)-own)
+			}
+			if r.l.name == "" && r != latDirect && latDirect != nil {
+				vs = fmt.Sprintf("%+.3f ms median over latency direct: the client's own lookup", m-bench.Median(latDirect.samples))
 			}
 		case kConcurrent:
 			if len(r.vals) == 0 {
