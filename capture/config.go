@@ -6,6 +6,13 @@ type Config struct {
 	Names  *Names // the run's address book, shared with whoever writes resolv.conf
 	MTU    int    // of the device; 0 means DefaultMTU
 
+	// VnetHdr: the device was made with IFF_VNET_HDR, so every packet
+	// read and written starts with a struct virtio_net_hdr; Serve then
+	// leaves TCP and UDP sums to the sandbox's kernel, which does not
+	// verify them on local delivery (link_linux.go). sbx's device is
+	// made so; a SOCK_SEQPACKET socket (tests) carries raw packets.
+	VnetHdr bool
+
 	// Started, when not nil, is called once, when the first packet that
 	// is not the kernel's IPv6 housekeeping has arrived and before the
 	// stack is built for it (a run whose command never uses the network

@@ -11,8 +11,8 @@ import (
 // dns answers a datagram to port 53, any address, statelessly: the
 // resolver's answer goes back to the query's source as one raw IP packet
 // written to the device. It runs in the stack's packet processing, on
-// the device's dispatcher thread that read the query (Serve gives the
-// link one processor); Names, the once-sets and the collector take
+// the link's goroutine that read the query (link_linux.go); Names, the
+// once-sets and the collector take
 // their own locks all the same. No endpoint is made per flow, so every
 // query of a flow is answered alike (glibc sends A and AAAA back to back
 // from one socket, Go from two), and a lookup costs one trip through the
@@ -28,6 +28,12 @@ func (sv *server) dns(id stack.TransportEndpointID, pkt *stack.PacketBuffer) {
 		return
 	}
 	if b := udpReply(pkt.NetworkProtocolNumber, id, out); b != nil {
+		if sv.hdrLen > 0 {
+			// A zero virtio_net_hdr: no offload, the sums udpReply made
+			// are checked as usual.
+			_, _ = unix.Writev(sv.fd, [][]byte{make([]byte, sv.hdrLen), b})
+			return
+		}
 		_, _ = unix.Write(sv.fd, b)
 	}
 }

@@ -18,9 +18,10 @@ import (
 // own IPv6 housekeeping (router solicitations, neighbour discovery and
 // MLD reports, which it sends as soon as the device is up and which need
 // no answer on a point-to-point device), reading and dropping those, and
-// returns that packet; nil when ctx ends first. Until then Serve builds
-// no stack: a run that never uses the network pays for none.
-func firstPacket(ctx context.Context, fd int, mtu int) ([]byte, error) {
+// returns that packet (without the device's virtio_net_hdr when vnet);
+// nil when ctx ends first. Until then Serve builds no stack: a run that
+// never uses the network pays for none.
+func firstPacket(ctx context.Context, fd int, mtu int, vnet bool) ([]byte, error) {
 	// The wait is in Go's poller, on a duplicate of fd (its close takes
 	// it out again before the stack reads fd itself): no thread of its
 	// own, which a blocking poll would take while the sandbox starts.
@@ -39,7 +40,11 @@ func firstPacket(ctx context.Context, fd int, mtu int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	buf := make([]byte, mtu)
+	off := 0
+	if vnet {
+		off = vnetHdrLen
+	}
+	buf := make([]byte, off+mtu)
 	for {
 		var n int
 		var rerr error
@@ -57,8 +62,8 @@ func firstPacket(ctx context.Context, fd int, mtu int) ([]byte, error) {
 		case rerr != nil:
 			return nil, fmt.Errorf("capture: reading the device: %w", rerr)
 		}
-		if n > 0 && !housekeeping(buf[:n]) {
-			return append([]byte(nil), buf[:n]...), nil
+		if n > off && !housekeeping(buf[off:n]) {
+			return append([]byte(nil), buf[off:n]...), nil
 		}
 	}
 }

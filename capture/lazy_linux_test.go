@@ -34,27 +34,38 @@ func TestFirstPacket(t *testing.T) {
 			t.Errorf("%s: housekeeping %v, want %v", c.name, got, c.want)
 		}
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	for _, p := range [][]byte{mldv2, rs, ns, tcp6} {
-		if _, err := unix.Write(fds[1], p); err != nil {
+	// With vnet every packet comes after a virtio_net_hdr, which
+	// firstPacket reads past (non-zero here, so that a header left on
+	// the packet shows).
+	for _, vnet := range []bool{false, true} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := firstPacket(context.Background(), fds[0], 1500)
-	if err != nil || string(got) != string(tcp6) {
-		t.Fatalf("first packet %x (%v), want the TCP one", got, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := unix.Write(fds[1], rs); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := firstPacket(ctx, fds[0], 1500); got != nil || err != nil {
-		t.Fatalf("after the context: %x %v, want nothing", got, err)
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		frame := func(p []byte) []byte {
+			if !vnet {
+				return p
+			}
+			return append([]byte{1, 0, 0xaa, 0xaa, 0xaa, 0xaa, 40, 0, 16, 0}, p...)
+		}
+		for _, p := range [][]byte{mldv2, rs, ns, tcp6} {
+			if _, err := unix.Write(fds[1], frame(p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := firstPacket(context.Background(), fds[0], 1500, vnet)
+		if err != nil || string(got) != string(tcp6) {
+			t.Fatalf("vnet %v: first packet %x (%v), want the TCP one", vnet, got, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := unix.Write(fds[1], frame(rs)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := firstPacket(ctx, fds[0], 1500, vnet); got != nil || err != nil {
+			t.Fatalf("vnet %v: after the context: %x %v, want nothing", vnet, got, err)
+		}
 	}
 }

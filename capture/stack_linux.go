@@ -13,7 +13,6 @@ import (
 	"github.com/sbx-sh/sbx/netproxy"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
-	"gvisor.dev/gvisor/pkg/tcpip/link/fdbased"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv6"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
@@ -26,8 +25,9 @@ import (
 const maxInFlight = 1024
 
 // Serve runs the user-space TCP/IP stack on fd, a TUN device opened with
-// IFF_TUN|IFF_NO_PI (or any descriptor that carries one raw IPv4 or IPv6
-// packet per read and write, such as a SOCK_SEQPACKET socket), until ctx
+// IFF_TUN|IFF_NO_PI, and IFF_VNET_HDR when cfg.VnetHdr (or any descriptor
+// that carries one raw IPv4 or IPv6 packet per read and write, such as a
+// SOCK_SEQPACKET socket), until ctx
 // is done: TCP to any address goes to cfg.Policy (VetCaptured, then
 // ServeVetted) as the name the address was handed out for (or the literal
 // address), UDP to port 53 to the resolver, other UDP and pings are
@@ -40,22 +40,16 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	if mtu == 0 {
 		mtu = DefaultMTU
 	}
-	first, err := firstPacket(ctx, fd, mtu)
+	first, err := firstPacket(ctx, fd, mtu, cfg.VnetHdr)
 	if err != nil || first == nil {
 		return err
 	}
 	if cfg.Started != nil {
 		cfg.Started()
 	}
-	// The packets come from the sandbox's kernel, which computed their
-	// checksums: not verified again (RXChecksumOffload). One processor:
-	// the dispatcher that read a packet delivers it into the stack itself
-	// instead of handing it to a processor goroutine, a thread wake-up
-	// less per packet; a DNS query is answered by the thread that read it
-	// (docs/benchmarks.md: a lookup after a 1 ms pause 0.78 -> 0.66 ms).
-	link, err := fdbased.New(&fdbased.Options{FDs: []int{fd}, MTU: uint32(mtu), PacketDispatchMode: fdbased.Readv, RXChecksumOffload: true, ProcessorsPerChannel: 1})
+	link, err := newLink(fd, uint32(mtu), cfg.VnetHdr)
 	if err != nil {
-		return fmt.Errorf("capture: packet fd %d: %v", fd, err)
+		return err
 	}
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
@@ -82,7 +76,7 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), fd: fd}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), fd: fd, hdrLen: link.hdrLen()}
 	// Handlers first: the device delivers packets as soon as the NIC exists.
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
@@ -150,7 +144,9 @@ type server struct {
 	cfg Config
 	res *Resolver
 	fd  int // the device: DNS answers are written to it directly (dnsreply_linux.go)
-	wg  sync.WaitGroup
+	// hdrLen: the device's header before each packet (vnetHdrLen or 0)
+	hdrLen int
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	closing bool

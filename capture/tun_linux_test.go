@@ -31,7 +31,8 @@ const (
 	tunPrefix = "fd12:3456:789a::/48"
 )
 
-// openTUN opens /dev/net/tun as an IFF_TUN|IFF_NO_PI device named name.
+// openTUN opens /dev/net/tun as an IFF_TUN|IFF_NO_PI|IFF_VNET_HDR device
+// named name, as sbx makes its device (Config.VnetHdr).
 func openTUN(name string) (int, error) {
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -39,7 +40,7 @@ func openTUN(name string) (int, error) {
 	}
 	var ifr [unix.IFNAMSIZ + 64]byte
 	copy(ifr[:], name)
-	*(*uint16)(unsafe.Pointer(&ifr[unix.IFNAMSIZ])) = unix.IFF_TUN | unix.IFF_NO_PI
+	*(*uint16)(unsafe.Pointer(&ifr[unix.IFNAMSIZ])) = unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNSETIFF, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
 		unix.Close(fd)
 		return -1, fmt.Errorf("TUNSETIFF %s: %w", name, e)
@@ -107,7 +108,7 @@ func TestTUNNamespace(t *testing.T) {
 	defer unix.Close(tun)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, tun, Config{Policy: p, Names: names}) }()
+	go func() { served <- Serve(ctx, tun, Config{Policy: p, Names: names, VnetHdr: true}) }()
 	_, _ = unix.Write(pair[0], []byte{1}) // go
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()

@@ -105,6 +105,15 @@ func earlyDevice(fd int) bool {
 	return name == captureDev
 }
 
+// vnetHdr reports whether the TUN device fd was made with IFF_VNET_HDR.
+func vnetHdr(fd int) bool {
+	ifr := make([]byte, unix.IFNAMSIZ+24)
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNGETIFF, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return false
+	}
+	return binary.NativeEndian.Uint16(ifr[unix.IFNAMSIZ:])&unix.IFF_VNET_HDR != 0
+}
+
 // earlyDeviceFD is the descriptor number the early process moves its
 // device to: the last of the 64 a process's table starts with (a higher
 // one would grow the table the early process shares with the
@@ -137,8 +146,17 @@ func deviceOps(p *rawexec.Program, tun rawexec.Slot, names *capture.Names) {
 	binary.NativeEndian.PutUint32(idx, captureIndex)
 	p.Syscall("capture: device index", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFINDEX), rawexec.Bytes(idx))
 	flags := make([]byte, 2)
-	binary.NativeEndian.PutUint16(flags, unix.IFF_TUN|unix.IFF_NO_PI)
-	p.Syscall("capture: creating the TUN device", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFF), rawexec.Bytes(ifreq(flags)))
+	// IFF_VNET_HDR: a virtio_net_hdr before every packet, which lets the
+	// stack hand its TCP sums to this kernel's local delivery, which
+	// skips them (capture.Config.VnetHdr). A kernel that refuses the flag
+	// (EINVAL) gets the plain device; the supervisor asks the device
+	// which it is (vnetHdr).
+	binary.NativeEndian.PutUint16(flags, unix.IFF_TUN|unix.IFF_NO_PI|unix.IFF_VNET_HDR)
+	p.Syscall("capture: creating the TUN device", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFF), rawexec.Bytes(ifreq(flags))).
+		Ignore(unix.EINVAL).SkipIfOK(1)
+	plain := make([]byte, 2)
+	binary.NativeEndian.PutUint16(plain, unix.IFF_TUN|unix.IFF_NO_PI)
+	p.Syscall("capture: creating the TUN device", unix.SYS_IOCTL, tun, rawexec.Imm(unix.TUNSETIFF), rawexec.Bytes(ifreq(plain)))
 	// Persistent: the supervisor's close at the end of the run then only
 	// detaches, and the device goes with the namespace, which the kernel
 	// tears down in the background. Without it that close unregisters the
@@ -205,7 +223,7 @@ func unusedDeviceOps(p *rawexec.Program) {
 func (ns *ctlSide) serveCapture(ctx context.Context, f *os.File) {
 	defer ns.wg.Done()
 	defer f.Close()
-	err := capture.Serve(ctx, int(f.Fd()), capture.Config{Policy: ns.proxy, Names: ns.pl.Net.names, Started: relaying})
+	err := capture.Serve(ctx, int(f.Fd()), capture.Config{Policy: ns.proxy, Names: ns.pl.Net.names, Started: relaying, VnetHdr: vnetHdr(int(f.Fd()))})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sbx: %v\n", err)
 	}
