@@ -203,48 +203,11 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	if plan.EmptyRoot {
 		plan.Ops = append(plan.Ops, rootLinks(append(append([]string(nil), fs.AllowRead...), writable...))...)
 	}
-	// A name SearchDepth components below a root is found (srt's rg
-	// --max-depth): the root and the directories down to SearchDepth-1
-	// levels below it are listed.
-	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
-	if prot.err == nil {
-		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, names)
+	prot, err := protectionOps(p, writable, takesWrites, names, plan.Ops)
+	if err != nil {
+		return plan, err
 	}
-	if prot.err != nil {
-		return plan, prot.err
-	}
-	var readOnly []string
-	for _, o := range append(append([]Op(nil), plan.Ops...), prot.ops...) {
-		if o.Kind == OpRO || o.Kind == OpStub {
-			readOnly = append(readOnly, o.Path)
-		}
-	}
-	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
-	// Only a denyRead entry that exists is masked (a missing one has
-	// nothing to hide): a missing .env both denied reading and writing
-	// has no mask to stand in for its stub, so the stub stays.
-	// Likewise only an allowRead that exists pierces a mask (the allowRead
-	// ops above bind existing paths only): a stub under a mask that a
-	// missing allowRead names would have nowhere to be bound.
-	var masked, pierced []string
-	for _, d := range fs.DenyRead {
-		if d == "/" || exists(d) {
-			masked = append(masked, d)
-		}
-	}
-	for _, a := range fs.AllowRead {
-		if exists(a) {
-			pierced = append(pierced, a)
-		}
-	}
-	for _, o := range prot.ops {
-		// A protected name inside a mask is hidden with it: the mask is
-		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, masked, pierced, takesWrites, true) {
-			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
-			plan.Ops = append(plan.Ops, o)
-		}
-	}
+	plan.Ops = append(plan.Ops, prot...)
 	plan.Ops = dedupeOps(plan.Ops)
 	sort.SliceStable(plan.Ops, func(i, j int) bool {
 		a, b := plan.Ops[i], plan.Ops[j]
@@ -257,6 +220,59 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		return opOrder[a.Kind] < opOrder[b.Kind]
 	})
 	return plan, nil
+}
+
+// protectionOps are the ops that keep the protected names and the
+// denyWrite paths read-only where writes go (takesWrites: the writable
+// roots and the discard regions), less those a mask hides. planned are
+// the ops PlanMounts has so far: what they bind read-only needs no
+// second bind.
+func protectionOps(p *policy.Policy, writable, takesWrites []string, names []policy.Protected, planned []Op) ([]Op, error) {
+	fs := p.Filesystem
+	// A name SearchDepth components below a root is found (srt's rg
+	// --max-depth): the root and the directories down to SearchDepth-1
+	// levels below it are listed.
+	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
+	if prot.err == nil {
+		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, names)
+	}
+	if prot.err != nil {
+		return nil, prot.err
+	}
+	var readOnly []string
+	for _, o := range append(append([]Op(nil), planned...), prot.ops...) {
+		if o.Kind == OpRO || o.Kind == OpStub {
+			readOnly = append(readOnly, o.Path)
+		}
+	}
+	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
+	// Only a denyRead entry that exists is masked (a missing one has
+	// nothing to hide): a missing .env both denied reading and writing
+	// has no mask to stand in for its stub, so the stub stays.
+	// Likewise only an allowRead that exists pierces a mask (PlanMounts'
+	// allowRead ops bind existing paths only): a stub under a mask that a
+	// missing allowRead names would have nowhere to be bound.
+	var masked, pierced []string
+	for _, d := range fs.DenyRead {
+		if d == "/" || exists(d) {
+			masked = append(masked, d)
+		}
+	}
+	for _, a := range fs.AllowRead {
+		if exists(a) {
+			pierced = append(pierced, a)
+		}
+	}
+	var out []Op
+	for _, o := range prot.ops {
+		// A protected name inside a mask is hidden with it: the mask is
+		// empty and read-only, so nothing there can be written or made.
+		if !hidden(o.Path, masked, pierced, takesWrites, true) {
+			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 type protResult struct {

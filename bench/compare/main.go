@@ -54,6 +54,25 @@ func main() {
 	work, err := os.MkdirTemp("", "sbx-bench-")
 	check(err)
 	defer os.RemoveAll(work)
+	fx := makeFixtures(work, want)
+	tools := slices.DeleteFunc(rows(abs, *srt, fx), func(t *tool) bool { return !want(t.name) })
+	if *alt != "" {
+		altAbs, err := filepath.Abs(*alt)
+		check(err)
+		tools = withAlt(tools, abs, altAbs)
+	}
+	measure(tools, *n)
+	report(tools)
+	concurrent(abs, fx.empty)
+}
+
+// fixtures are the directories and files the rows run in and with.
+type fixtures struct {
+	work, empty, wempty, tree string
+	settings                  string // 500 denyRead entries
+}
+
+func makeFixtures(work string, want func(string) bool) fixtures {
 	empty := filepath.Join(work, "empty")
 	wempty := filepath.Join(work, "wempty")
 	tree := filepath.Join(work, "tree")
@@ -81,14 +100,21 @@ func main() {
 	b, _ := json.Marshal(map[string]any{"network": map[string]any{}, "filesystem": map[string]any{"denyRead": deny}})
 	check(os.WriteFile(settings, b, 0o644))
 
+	return fixtures{work: work, empty: empty, wempty: wempty, tree: tree, settings: settings}
+}
+
+// rows are the commands measured: the bare command, sbx's rows and the
+// peers that are installed.
+func rows(abs, srt string, fx fixtures) []*tool {
+	work, empty, wempty, tree, settings := fx.work, fx.empty, fx.wempty, fx.tree, fx.settings
 	tools := []*tool{
 		{name: "bare /bin/true", dir: empty, argv: []string{"/bin/true"}},
 		{name: "sbx -- /bin/true", dir: empty, argv: []string{abs, "--", "/bin/true"}},
 	}
-	if p, err := exec.LookPath("bwrap"); err == nil && want("bwrap (unshare-all, ro /)") {
+	if p, err := exec.LookPath("bwrap"); err == nil {
 		tools = append(tools, &tool{name: "bwrap (unshare-all, ro /)", dir: empty, peer: true, argv: []string{p, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--new-session", "--die-with-parent", "/bin/true"}})
 	}
-	if _, err := os.Stat(*srt); err == nil && want("srt /bin/true") {
+	if _, err := os.Stat(srt); err == nil {
 		srtSettings := filepath.Join(work, "srt.json")
 		sb, _ := json.Marshal(map[string]any{
 			"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
@@ -101,7 +127,7 @@ func main() {
 		// removed with the work directory.
 		srtTmp := filepath.Join(work, "srt-tmp")
 		check(os.MkdirAll(srtTmp, 0o700))
-		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{*srt, "--settings", srtSettings, "/bin/true"},
+		tools = append(tools, &tool{name: "srt /bin/true", dir: empty, argv: []string{srt, "--settings", srtSettings, "/bin/true"},
 			env: []string{"TMPDIR=" + srtTmp}, peer: true})
 	}
 	tools = append(tools,
@@ -121,20 +147,26 @@ func main() {
 		&tool{name: "sbx --allow-domain (proxy on)", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--", "/bin/true"}},
 		&tool{name: "sbx --allow-domain --capture off", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--capture", "off", "--", "/bin/true"}},
 	)
-	tools = slices.DeleteFunc(tools, func(t *tool) bool { return !want(t.name) })
-	if *alt != "" {
-		altAbs, err := filepath.Abs(*alt)
-		check(err)
-		for _, t := range slices.Clone(tools) {
-			if t.argv[0] == abs {
-				c := *t
-				c.name += " [alt]"
-				c.argv = append([]string{altAbs}, t.argv[1:]...)
-				c.peer = true // an older binary may not know a row's flags
-				tools = append(tools, &c)
-			}
+	return tools
+}
+
+// withAlt adds, for every sbx row, the same row run with the binary alt.
+func withAlt(tools []*tool, abs, alt string) []*tool {
+	for _, t := range slices.Clone(tools) {
+		if t.argv[0] == abs {
+			c := *t
+			c.name += " [alt]"
+			c.argv = append([]string{alt}, t.argv[1:]...)
+			c.peer = true // an older binary may not know a row's flags
+			tools = append(tools, &c)
 		}
 	}
+	return tools
+}
+
+// measure runs every row once to warm up (dropping a peer that does not
+// work here), then n rounds, each in its own order.
+func measure(tools []*tool, n int) {
 	for _, t := range tools { // warm up, and drop a peer that does not work here
 		if err := runOnce(t); err != nil {
 			fmt.Fprintf(os.Stderr, "skipping %s: %v\n", t.name, err)
@@ -146,7 +178,7 @@ func main() {
 	// run), so that no row always runs right after the same other one.
 	order := rand.New(rand.NewPCG(1, 2))
 	round := slices.Clone(tools)
-	for i := 0; i < *n; i++ {
+	for i := 0; i < n; i++ {
 		order.Shuffle(len(round), func(a, b int) { round[a], round[b] = round[b], round[a] })
 		for _, t := range round {
 			if t.argv == nil {
@@ -161,6 +193,11 @@ func main() {
 			}
 		}
 	}
+}
+
+// report prints the table: medians, p90, the ratios to the empty sbx row
+// and to bwrap, and each launcher's peak RSS.
+func report(tools []*tool) {
 	var base float64
 	for _, t := range tools {
 		if t.name == "sbx -- /bin/true" {
@@ -195,7 +232,11 @@ func main() {
 		}
 		fmt.Printf("| %s | %.2f | %.2f | %.2f | %s | %d |\n", t.name, m, bench.Pct(t.ms, 90), m/base, rb, t.rss)
 	}
-	// 20 sandboxes at once, each must succeed and see only its own /tmp.
+}
+
+// concurrent runs 20 sandboxes at once: each must succeed and see only
+// its own /tmp.
+func concurrent(abs, empty string) {
 	var wg sync.WaitGroup
 	fails := 0
 	var mu sync.Mutex

@@ -466,16 +466,7 @@ func main() {
 		curl = ""
 	}
 
-	// The environment without any proxy settings of the caller.
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToUpper(k) {
-		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GRPC_PROXY", "FTP_PROXY":
-			continue
-		}
-		env = append(env, kv)
-	}
+	env := proxyFreeEnv()
 
 	direct := &launcher{name: ""}
 	sbxL := func(name, bin string) *launcher {
@@ -574,7 +565,29 @@ func main() {
 		rows = keep
 	}
 
-	for _, l := range append(sbxs, srtL) {
+	runRounds(rows, append(sbxs, srtL), env, work, *n, *size)
+	report(rows, *n, *size, *lat, *conc, httpPort)
+}
+
+// proxyFreeEnv is the environment without any proxy settings of the
+// caller.
+func proxyFreeEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GRPC_PROXY", "FTP_PROXY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// runRounds calibrates the launchers (nil ones skipped), warms every row
+// up and runs n rounds, the row order rotated every round.
+func runRounds(rows []*row, launchers []*launcher, env []string, work string, n int, size int64) {
+	for _, l := range launchers {
 		if l != nil {
 			l.calibrate(env, work)
 		}
@@ -588,20 +601,19 @@ func main() {
 			fmt.Fprintf(os.Stderr, "dropping %q: %v\n", r.name, err)
 		}
 	}
-	for round := 0; round < *n; round++ {
-		fmt.Fprintf(os.Stderr, "round %d/%d\n", round+1, *n)
+	for round := 0; round < n; round++ {
+		fmt.Fprintf(os.Stderr, "round %d/%d\n", round+1, n)
 		for i := range rows {
 			r := rows[(i+round)%len(rows)]
 			if r.skip {
 				continue
 			}
-			if err := r.measure(env, work, *size, true); err != nil {
+			if err := r.measure(env, work, size, true); err != nil {
 				r.errs = append(r.errs, firstLine(err.Error()))
 				fmt.Fprintf(os.Stderr, "%s: %v\n", r.name, err)
 			}
 		}
 	}
-	report(rows, *n, *size, *lat, *conc, httpPort)
 }
 
 func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {

@@ -209,16 +209,36 @@ func Model(c *Case, env Env, probes []Probe) Expect {
 
 // build resolves the layers into the model's lists.
 func (m *model) build(c *Case) {
-	env := m.env
 	m.claude = c.Claude
-	var managedDeny, managedOpen []string
-	managedFS, managedReadOnly := false, false
+	managedFS, managedReadOnly := managedKeys(c)
+	inManagedDeny := m.managedDeny(c)
+	rawReads, rawWrites, denyR, denyW := m.collect(c, managedFS, managedReadOnly)
+	var masks []string // built-in masks, under HOME: literal (= real: HOME is real)
+	for _, b := range BuiltinMasks {
+		masks = append(masks, filepath.Join(m.env.Home, b))
+	}
+	m.reads = m.keep(rawReads, false, masks, inManagedDeny)
+	m.writes = m.keep(rawWrites, true, masks, inManagedDeny)
+	m.finish(masks, denyR, denyW)
+}
+
+// managedKeys reports whether the managed layer sets filesystem keys,
+// and whether it sets allowManagedReadPathsOnly.
+func managedKeys(c *Case) (managedFS, managedReadOnly bool) {
 	for _, l := range c.Layers {
 		if l.Source == SrcManaged {
 			managedFS = managedFS || len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 || l.Disabled || l.ManagedReadOnly
 			managedReadOnly = managedReadOnly || l.ManagedReadOnly
 		}
 	}
+	return managedFS, managedReadOnly
+}
+
+// managedDeny returns the test for a path in a managed denyRead and not
+// in a managed allowRead carved out of it (the managed layer re-opened it
+// itself).
+func (m *model) managedDeny(c *Case) func(p string) bool {
+	var managedDeny, managedOpen []string
 	// Managed denyRead first: it decides which other grants survive.
 	for _, l := range c.Layers {
 		if l.Source != SrcManaged || l.Raw != "" {
@@ -240,9 +260,7 @@ func (m *model) build(c *Case) {
 			}
 		}
 	}
-	// inManagedDeny: p lies in a managed denyRead and not in a managed
-	// allowRead carved out of it (the managed layer re-opened it itself).
-	inManagedDeny := func(p string) bool {
+	return func(p string) bool {
 		for _, d := range managedDeny {
 			if !within(p, d) {
 				continue
@@ -257,8 +275,12 @@ func (m *model) build(c *Case) {
 		}
 		return false
 	}
-	var rawReads, rawWrites []grant
-	var denyR, denyW []string
+}
+
+// collect gathers every layer's grants and denials, in layer order, and
+// sets m.disabled.
+func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, rawWrites []grant, denyR, denyW []string) {
+	env := m.env
 	disabledNonManaged, disabledManaged := false, false
 	for i, l := range c.Layers {
 		if !c.Claude && (l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal) {
@@ -343,70 +365,72 @@ func (m *model) build(c *Case) {
 		m.notes = append(m.notes, "a non-managed filesystem.disabled is ignored: the managed layer sets filesystem keys")
 	}
 
-	// Built-in masks, under HOME.
-	var masks []string // literal (= real: HOME is real)
-	for _, b := range BuiltinMasks {
-		masks = append(masks, filepath.Join(env.Home, b))
-	}
-	inMask := func(p string) string {
-		for _, k := range masks {
-			if within(p, k) {
-				return k
-			}
+	return rawReads, rawWrites, denyR, denyW
+}
+
+// keep returns the grants that stand: it refuses or skips the ones that
+// cross a symlink out of the working tree, and drops the ones that reach
+// a mask through a symlink or lie in a managed denyRead (write: and
+// refuses or skips missing ones and those that would make a protected
+// name writable).
+func (m *model) keep(gs []grant, write bool, masks []string, inManagedDeny func(string) bool) []grant {
+	var out []grant
+	for _, g := range gs {
+		if write && !g.exists && !g.soft {
+			m.refuseIf(true, "%s: %s does not exist", g.what, g.real)
+			continue
 		}
-		return ""
-	}
-	// Grants: refuse or skip the ones that cross a symlink out of the
-	// working tree, drop the ones that reach a mask through a symlink or
-	// lie in a managed denyRead.
-	keep := func(gs []grant, write bool) []grant {
-		var out []grant
-		for _, g := range gs {
-			if write && !g.exists && !g.soft {
+		if link, target := m.crossesOut(g.lit); link != "" {
+			if g.soft {
+				m.notes = append(m.notes, fmt.Sprintf("%s skipped: crosses the symlink %s -> %s out of the working tree", g.what, link, target))
+				continue
+			}
+			m.refuseIf(true, "%s crosses the symlink %s -> %s out of the working tree", g.what, link, target)
+			continue
+		}
+		if k := inMask(g.real, masks); k != "" && !within(g.lit, k) {
+			m.notes = append(m.notes, fmt.Sprintf("%s dropped: reaches the credential mask %s through a symlink", g.what, k))
+			continue
+		}
+		if !g.managed && inManagedDeny(g.real) {
+			m.notes = append(m.notes, fmt.Sprintf("%s dropped: inside a managed denyRead", g.what))
+			continue
+		}
+		if write {
+			if !g.exists {
+				if g.soft {
+					m.notes = append(m.notes, g.what+" skipped: does not exist")
+					continue
+				}
 				m.refuseIf(true, "%s: %s does not exist", g.what, g.real)
 				continue
 			}
-			if link, target := m.crossesOut(g.lit); link != "" {
+			if pn := protectedRoot(g.real); pn != "" {
 				if g.soft {
-					m.notes = append(m.notes, fmt.Sprintf("%s skipped: crosses the symlink %s -> %s out of the working tree", g.what, link, target))
+					m.notes = append(m.notes, g.what+" skipped: would make the protected name "+pn+" writable")
 					continue
 				}
-				m.refuseIf(true, "%s crosses the symlink %s -> %s out of the working tree", g.what, link, target)
+				m.refuseIf(true, "%s would make the protected name %s writable", g.what, pn)
 				continue
 			}
-			if k := inMask(g.real); k != "" && !within(g.lit, k) {
-				m.notes = append(m.notes, fmt.Sprintf("%s dropped: reaches the credential mask %s through a symlink", g.what, k))
-				continue
-			}
-			if !g.managed && inManagedDeny(g.real) {
-				m.notes = append(m.notes, fmt.Sprintf("%s dropped: inside a managed denyRead", g.what))
-				continue
-			}
-			if write {
-				if !g.exists {
-					if g.soft {
-						m.notes = append(m.notes, g.what+" skipped: does not exist")
-						continue
-					}
-					m.refuseIf(true, "%s: %s does not exist", g.what, g.real)
-					continue
-				}
-				if pn := protectedRoot(g.real); pn != "" {
-					if g.soft {
-						m.notes = append(m.notes, g.what+" skipped: would make the protected name "+pn+" writable")
-						continue
-					}
-					m.refuseIf(true, "%s would make the protected name %s writable", g.what, pn)
-					continue
-				}
-			}
-			out = append(out, g)
 		}
-		return out
+		out = append(out, g)
 	}
-	m.reads = keep(rawReads, false)
-	m.writes = keep(rawWrites, true)
+	return out
+}
 
+// inMask returns the mask that p lies in, or "".
+func inMask(p string, masks []string) string {
+	for _, k := range masks {
+		if within(p, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// finish sets the model's masks and denials from what the layers gave.
+func (m *model) finish(masks, denyR, denyW []string) {
 	// Masks: an allowRead whose literal path is the mask lifts it.
 	for _, k := range masks {
 		lifted := false
