@@ -59,9 +59,16 @@ type link struct {
 	mu         sync.Mutex
 	dispatcher stack.NetworkDispatcher
 	wg         sync.WaitGroup
+	haltOnce   sync.Once
+	closeOnce  sync.Once
 }
 
 func newLink(fd int, mtu uint32, vnet bool) (*link, error) {
+	// The reader waits in ppoll on the device and the stop descriptor:
+	// reads must not block.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("capture: device: %w", err)
+	}
 	stop, err := stopfd.New()
 	if err != nil {
 		return nil, fmt.Errorf("capture: link stop descriptor: %w", err)
@@ -85,9 +92,8 @@ func (l *link) Attach(d stack.NetworkDispatcher) {
 		l.dispatcher = nil
 		l.mu.Unlock()
 		if running {
-			l.stop.Stop()
-			l.wg.Wait()
-			unix.Close(l.stop.EFD)
+			l.halt()
+			l.release()
 		}
 		return
 	}
@@ -99,8 +105,25 @@ func (l *link) Attach(d stack.NetworkDispatcher) {
 	}
 }
 
-// read delivers the device's packets to d until Attach(nil) or a read
-// error (the device gone).
+// halt stops the reader and waits for it. Serve calls it before it
+// closes the stack: Stack.Wait removes the NIC holding the stack's lock
+// and waits there for the reader (Attach(nil)), and a reader then
+// delivering a packet that needs that lock (the reset for a segment to
+// an endpoint Stack.Close just aborted, as when the command's client
+// exits with the run) would wait for it for ever.
+func (l *link) halt() {
+	l.haltOnce.Do(l.stop.Stop)
+	l.wg.Wait()
+}
+
+// release closes the stop descriptor, once the reader is gone or never
+// ran (Serve calls it last, for a NIC that was never made).
+func (l *link) release() {
+	l.closeOnce.Do(func() { unix.Close(l.stop.EFD) })
+}
+
+// read delivers the device's packets to d until halt or a read error
+// (the device gone).
 func (l *link) read(d stack.NetworkDispatcher) {
 	defer l.wg.Done()
 	off := l.hdrLen()
@@ -148,10 +171,12 @@ func (l *link) write(pkt *stack.PacketBuffer) tcpip.Error {
 		seedChecksum(pkt, hdr)
 		iov = append(iov, rawfile.IovecFromBytes(hdr))
 	}
+	// A segment the stack merged from many small writes has a view for
+	// each: past UIO_MAXIOV (1024) writev fails with EINVAL, for every
+	// retransmission of it too, so the tail is joined into the last
+	// iovec instead.
 	for _, v := range views {
-		if len(v) > 0 {
-			iov = append(iov, rawfile.IovecFromBytes(v))
-		}
+		iov = rawfile.AppendIovecFromBytes(iov, v, rawfile.MaxIovs)
 	}
 	if errno := rawfile.NonBlockingWriteIovec(l.fd, iov); errno != 0 {
 		return tcpip.TranslateErrno(errno)
@@ -180,10 +205,10 @@ func seedChecksum(pkt *stack.PacketBuffer, hdr []byte) {
 		return
 	}
 	var src, dst tcpip.Address
-	switch pkt.NetworkProtocolNumber {
-	case header.IPv4ProtocolNumber:
+	switch {
+	case pkt.NetworkProtocolNumber == header.IPv4ProtocolNumber && len(nh) >= header.IPv4MinimumSize:
 		src, dst = header.IPv4(nh).SourceAddress(), header.IPv4(nh).DestinationAddress()
-	case header.IPv6ProtocolNumber:
+	case pkt.NetworkProtocolNumber == header.IPv6ProtocolNumber && len(nh) >= header.IPv6MinimumSize:
 		src, dst = header.IPv6(nh).SourceAddress(), header.IPv6(nh).DestinationAddress()
 	default:
 		return

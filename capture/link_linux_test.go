@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/checksum"
@@ -108,4 +109,63 @@ func flatten(pkt *stack.PacketBuffer) []byte {
 		b = append(b, v...)
 	}
 	return b
+}
+
+// TestWriteManyViews writes a packet of 2000 one-byte views, as the
+// stack builds when it merges a segment from many small writes, and
+// reads it whole at the other end of the device (without and with the
+// virtio header): writev takes at most 1024 iovecs, and past that every
+// write, retransmissions too, failed with EINVAL and the connection
+// stalled (found in review).
+func TestWriteManyViews(t *testing.T) {
+	for _, vnet := range []bool{false, true} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		l, err := newLink(fds[0], DefaultMTU, vnet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var payload buffer.Buffer
+		want := make([]byte, 2000)
+		for i := range want {
+			want[i] = byte(i * 7)
+			one := buffer.MakeWithData(want[i : i+1])
+			payload.Merge(&one) // chained, as the stack merges segments, not copied
+
+		}
+		pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{ReserveHeaderBytes: header.IPv4MinimumSize + header.TCPMinimumSize, Payload: payload})
+		header.TCP(pkt.TransportHeader().Push(header.TCPMinimumSize)).Encode(&header.TCPFields{SrcPort: 80, DstPort: 40000, DataOffset: header.TCPMinimumSize, Flags: header.TCPFlagAck})
+		pkt.TransportProtocolNumber = header.TCPProtocolNumber
+		ip := header.IPv4(pkt.NetworkHeader().Push(header.IPv4MinimumSize))
+		ip.Encode(&header.IPv4Fields{TotalLength: uint16(header.IPv4MinimumSize + pkt.Size()), TTL: 64, Protocol: uint8(header.TCPProtocolNumber),
+			SrcAddr: tcpip.AddrFrom4([4]byte{198, 18, 1, 0}), DstAddr: tcpip.AddrFrom4([4]byte{198, 18, 0, 1})})
+		pkt.NetworkProtocolNumber = header.IPv4ProtocolNumber
+		if views := len(pkt.AsSlices()); views <= 1024 {
+			t.Fatalf("the packet has %d views, want more than 1024", views)
+		}
+		var list stack.PacketBufferList
+		list.PushBack(pkt)
+		n, werr := l.WritePackets(list)
+		pkt.DecRef()
+		if n != 1 || werr != nil {
+			t.Fatalf("vnet %v: WritePackets = %d, %v", vnet, n, werr)
+		}
+		got := make([]byte, 70000)
+		m, err := unix.Read(fds[1], got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := 0
+		if vnet {
+			off = vnetHdrLen
+		}
+		if m != off+header.IPv4MinimumSize+header.TCPMinimumSize+len(want) || string(got[off+40:m]) != string(want) {
+			t.Fatalf("vnet %v: read %d bytes, payload intact %v", vnet, m, string(got[off+40:m]) == string(want))
+		}
+		l.release()
+	}
 }

@@ -58,9 +58,11 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	closed := false
 	defer func() {
 		if !closed {
+			link.halt()
 			s.Close()
 			s.Wait()
 		}
+		link.release()
 	}()
 	// The link is a local pipe, not a network: no stale segment outlives
 	// a second, so TIME_WAIT is short and a new SYN may reuse it (clients
@@ -84,6 +86,9 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 		if id.LocalPort == 53 {
 			sv.dns(id, pkt)
 			return true
+		}
+		if inUDPHandler != nil {
+			inUDPHandler()
 		}
 		sv.refuseUDP(id)
 		return false // the stack answers ICMP port unreachable
@@ -120,11 +125,27 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	sv.mu.Lock()
 	sv.closing = true
 	sv.mu.Unlock()
+	// No packet is delivered from here on (link.halt says why it comes
+	// first).
+	link.halt()
+	if beforeStackClose != nil {
+		beforeStackClose()
+	}
 	s.Close()
 	s.Wait()
 	sv.wg.Wait()
 	return nil
 }
+
+// inUDPHandler, when not nil, runs in the reader's delivery of a
+// datagram to a port other than 53, before the stack answers it with an
+// ICMP error, which takes the stack's lock for a route (tests:
+// TestShutdownWhileDelivering).
+var inUDPHandler func()
+
+// beforeStackClose, when not nil, runs as Serve's shutdown closes the
+// stack (tests: TestShutdownWhileDelivering).
+var beforeStackClose func()
 
 // afterCreateNIC, when not nil, runs between the NIC's creation and the
 // stack's configuration (tests: TestQueuedBehindFirst).

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -526,5 +527,78 @@ func TestUDPReplyZeroChecksum(t *testing.T) {
 		if !zero {
 			t.Fatalf("%v: no payload reached the zero checksum", fam.proto)
 		}
+	}
+}
+
+// TestShutdownWhileDelivering: the run ends while the device's reader is
+// in the middle of delivering a packet. Stack.Wait takes the stack's lock
+// and then waits for the reader (the NIC's removal), so a reader still
+// delivering a packet whose answer needs a route (a reset for a client's
+// closing segment at the end of a run; here an ICMP port unreachable)
+// could wait for that lock for ever. Serve must stop the reader before
+// it tears the stack down: the stack is not closed while a delivery is
+// held (inUDPHandler), and Serve returns once it is let go.
+func TestShutdownWhileDelivering(t *testing.T) {
+	p, _ := testProxy(t, []string{"end.localhost"}, nil)
+	names, err := NewNames(netip.Prefix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s4, _, r4, _ := names.DeviceAddrs()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var delivering, closedWhileDelivering atomic.Bool
+	inUDPHandler = func() {
+		delivering.Store(true)
+		once.Do(func() { close(held) })
+		<-release
+		delivering.Store(false)
+	}
+	beforeStackClose = func() { closedWhileDelivering.Store(delivering.Load()) }
+	defer func() { inUDPHandler, beforeStackClose = nil, nil }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, fds[0], Config{Policy: p, Names: names, MTU: 1500}) }()
+	// The first packet, a query, Serve delivers itself; wait for its
+	// answer, so that the datagram after it goes through the reader.
+	dns := stack.TransportEndpointID{LocalAddress: tcpip.AddrFrom4(s4.As4()), LocalPort: 40001, RemoteAddress: tcpip.AddrFrom4(r4.As4()), RemotePort: 53}
+	if _, err := unix.Write(fds[1], udpReply(header.IPv4ProtocolNumber, dns, query(t, "end.localhost.", dnsmessage.TypeA))); err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.SetsockoptTimeval(fds[1], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 10})
+	if _, err := unix.Read(fds[1], make([]byte, 1500)); err != nil {
+		t.Fatalf("no answer to the first query: %v", err)
+	}
+	flow := stack.TransportEndpointID{LocalAddress: tcpip.AddrFrom4(s4.As4()), LocalPort: 40000, RemoteAddress: tcpip.AddrFrom4(r4.As4()), RemotePort: 9999}
+	if _, err := unix.Write(fds[1], udpReply(header.IPv4ProtocolNumber, flow, []byte("datagram"))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the datagram never reached the UDP handler")
+	}
+	cancel()
+	// Let Serve go as far into its shutdown as it will while the
+	// delivery is held, then let the delivery go on.
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return: the reader and Stack.Wait wait for each other")
+	}
+	if closedWhileDelivering.Load() {
+		t.Fatal("the stack was closed while the reader was delivering a packet")
 	}
 }
