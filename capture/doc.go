@@ -12,7 +12,7 @@
 // and IPv6. The stack accepts packets to every address (promiscuous,
 // spoofing), so TCP is terminated here in user space; no packet is ever
 // forwarded as such. The stack's link to the device is sbx's own (link,
-// about 150 lines): one goroutine reads and delivers each packet itself,
+// link_linux.go): one goroutine reads and delivers each packet itself,
 // and with the virtio_net_hdr the stack's TCP sums are left to the
 // sandbox's kernel, which does not compute them on local delivery.
 //
