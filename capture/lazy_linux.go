@@ -8,10 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"gvisor.dev/gvisor/pkg/buffer"
-	"gvisor.dev/gvisor/pkg/tcpip"
-	"gvisor.dev/gvisor/pkg/tcpip/header"
-	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
 // firstPacket waits until fd carries a packet that is not the kernel's
@@ -98,16 +94,8 @@ func housekeeping(p []byte) bool {
 // through: the first packet is in the stack before any that came after it.
 func deliverFirst(f *icmpFilter, p []byte) {
 	defer f.open()
-	var proto tcpip.NetworkProtocolNumber
-	switch p[0] >> 4 {
-	case 4:
-		proto = header.IPv4ProtocolNumber
-	case 6:
-		proto = header.IPv6ProtocolNumber
-	default:
-		return
+	if proto, pkt := ipPacket(p); pkt != nil {
+		f.deliver(proto, pkt)
+		pkt.DecRef()
 	}
-	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
-	f.deliver(proto, pkt)
-	pkt.DecRef()
 }

@@ -38,12 +38,7 @@ func TestFirstPacket(t *testing.T) {
 	// firstPacket reads past (non-zero here, so that a header left on
 	// the packet shows).
 	for _, vnet := range []bool{false, true} {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fds[0])
-		defer unix.Close(fds[1])
+		fds := seqpacketPair(t)
 		frame := func(p []byte) []byte {
 			if !vnet {
 				return p

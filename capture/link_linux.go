@@ -137,20 +137,27 @@ func (l *link) read(d stack.NetworkDispatcher) {
 		if n <= off {
 			continue
 		}
-		p := buf[off:n]
-		var proto tcpip.NetworkProtocolNumber
-		switch p[0] >> 4 {
-		case 4:
-			proto = header.IPv4ProtocolNumber
-		case 6:
-			proto = header.IPv6ProtocolNumber
-		default:
-			continue
+		if proto, pkt := ipPacket(buf[off:n]); pkt != nil {
+			d.DeliverNetworkPacket(proto, pkt)
+			pkt.DecRef()
 		}
-		pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
-		d.DeliverNetworkPacket(proto, pkt)
-		pkt.DecRef()
 	}
+}
+
+// ipPacket is a packet buffer holding a copy of p, a raw IPv4 or IPv6
+// packet, and its protocol by the version in its first byte; nil for
+// any other version.
+func ipPacket(p []byte) (tcpip.NetworkProtocolNumber, *stack.PacketBuffer) {
+	var proto tcpip.NetworkProtocolNumber
+	switch p[0] >> 4 {
+	case 4:
+		proto = header.IPv4ProtocolNumber
+	case 6:
+		proto = header.IPv6ProtocolNumber
+	default:
+		return 0, nil
+	}
+	return proto, stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData(p)})
 }
 
 // WritePackets writes each packet to the device.

@@ -119,12 +119,7 @@ func flatten(pkt *stack.PacketBuffer) []byte {
 // stalled (found in review).
 func TestWriteManyViews(t *testing.T) {
 	for _, vnet := range []bool{false, true} {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fds[0])
-		defer unix.Close(fds[1])
+		fds := seqpacketPair(t)
 		l, err := newLink(fds[0], DefaultMTU, vnet)
 		if err != nil {
 			t.Fatal(err)
@@ -168,4 +163,16 @@ func TestWriteManyViews(t *testing.T) {
 		}
 		l.release()
 	}
+}
+
+// seqpacketPair is a connected SOCK_SEQPACKET pair standing for the
+// device (one packet per read and write), closed when the test ends.
+func seqpacketPair(t *testing.T) [2]int {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return [2]int{fds[0], fds[1]}
 }

@@ -545,12 +545,7 @@ func TestShutdownWhileDelivering(t *testing.T) {
 		t.Fatal(err)
 	}
 	s4, _, r4, _ := names.DeviceAddrs()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	fds := seqpacketPair(t)
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	var delivering, closedWhileDelivering atomic.Bool
