@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/checksum"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -28,13 +27,7 @@ func (sv *server) dns(id stack.TransportEndpointID, pkt *stack.PacketBuffer) {
 		return
 	}
 	if b := udpReply(pkt.NetworkProtocolNumber, id, out); b != nil {
-		if sv.hdrLen > 0 {
-			// A zero virtio_net_hdr: no offload, the sums udpReply made
-			// are checked as usual.
-			_, _ = unix.Writev(sv.fd, [][]byte{make([]byte, sv.hdrLen), b})
-			return
-		}
-		_, _ = unix.Write(sv.fd, b)
+		sv.dev.writeIP(b)
 	}
 }
 

@@ -36,10 +36,7 @@ func firstPacket(ctx context.Context, fd int, mtu int, vnet bool) ([]byte, error
 	if err != nil {
 		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	off := 0
-	if vnet {
-		off = vnetHdrLen
-	}
+	off := deviceHdrLen(vnet)
 	buf := make([]byte, off+mtu)
 	for {
 		var n int

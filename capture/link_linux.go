@@ -76,8 +76,10 @@ func newLink(fd int, mtu uint32, vnet bool) (*link, error) {
 	return &link{fd: fd, mtu: mtu, vnet: vnet, stop: stop}, nil
 }
 
-func (l *link) hdrLen() int {
-	if l.vnet {
+// deviceHdrLen is what the device puts before each packet: the
+// virtio_net_hdr with vnet, nothing without.
+func deviceHdrLen(vnet bool) int {
+	if vnet {
 		return vnetHdrLen
 	}
 	return 0
@@ -126,13 +128,13 @@ func (l *link) release() {
 // (the device gone).
 func (l *link) read(d stack.NetworkDispatcher) {
 	defer l.wg.Done()
-	off := l.hdrLen()
+	off := deviceHdrLen(l.vnet)
 	buf := make([]byte, off+int(l.mtu))
 	iov := []unix.Iovec{rawfile.IovecFromBytes(buf)}
 	for {
 		n, errno := rawfile.BlockingReadvUntilStopped(l.stop.EFD, l.fd, iov)
-		if n < 0 || errno != 0 || n == 0 {
-			return
+		if n <= 0 || errno != 0 {
+			return // stopped (-1), or the device gone
 		}
 		if n <= off {
 			continue
@@ -168,6 +170,17 @@ func (l *link) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 		}
 	}
 	return pkts.Len(), nil
+}
+
+// writeIP writes p, a whole IP packet with its sums made, to the device;
+// with vnet behind a zero virtio_net_hdr (no offload: the sums are
+// checked as usual). The resolver's answers go this way.
+func (l *link) writeIP(p []byte) {
+	if l.vnet {
+		_, _ = unix.Writev(l.fd, [][]byte{make([]byte, vnetHdrLen), p})
+		return
+	}
+	_, _ = unix.Write(l.fd, p)
 }
 
 func (l *link) write(pkt *stack.PacketBuffer) tcpip.Error {

@@ -78,7 +78,7 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), fd: fd, hdrLen: link.hdrLen()}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), dev: link}
 	// Handlers first: the device delivers packets as soon as the NIC exists.
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
@@ -164,10 +164,8 @@ func header6Any() tcpip.Subnet {
 type server struct {
 	cfg Config
 	res *Resolver
-	fd  int // the device: DNS answers are written to it directly (dnsreply_linux.go)
-	// hdrLen: the device's header before each packet (vnetHdrLen or 0)
-	hdrLen int
-	wg     sync.WaitGroup
+	dev *link // DNS answers are written to it directly (dnsreply_linux.go)
+	wg  sync.WaitGroup
 
 	mu      sync.Mutex
 	closing bool

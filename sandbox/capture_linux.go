@@ -97,21 +97,25 @@ func earlyDevice(fd int) bool {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 10 || unix.Minor(st.Rdev) != 200 {
 		return false
 	}
-	ifr := make([]byte, unix.IFNAMSIZ+24)
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNGETIFF, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
-		return false
-	}
-	name, _, _ := strings.Cut(string(ifr[:unix.IFNAMSIZ]), "\x00")
-	return name == captureDev
+	name, _, ok := tunIff(fd)
+	return ok && name == captureDev
 }
 
 // vnetHdr reports whether the TUN device fd was made with IFF_VNET_HDR.
 func vnetHdr(fd int) bool {
+	_, flags, ok := tunIff(fd)
+	return ok && flags&unix.IFF_VNET_HDR != 0
+}
+
+// tunIff is the name and flags of the TUN device attached to fd
+// (TUNGETIFF); ok is false for anything else.
+func tunIff(fd int) (name string, flags uint16, ok bool) {
 	ifr := make([]byte, unix.IFNAMSIZ+24)
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TUNGETIFF, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
-		return false
+		return "", 0, false
 	}
-	return binary.NativeEndian.Uint16(ifr[unix.IFNAMSIZ:])&unix.IFF_VNET_HDR != 0
+	name, _, _ = strings.Cut(string(ifr[:unix.IFNAMSIZ]), "\x00")
+	return name, binary.NativeEndian.Uint16(ifr[unix.IFNAMSIZ:]), true
 }
 
 // earlyDeviceFD is the descriptor number the early process moves its
