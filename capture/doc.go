@@ -64,7 +64,11 @@
 // The decision comes before the handshake completes (VetCaptured, in the
 // forwarder's goroutine for that SYN): a refused or unresolvable
 // destination gets a reset, so the client sees ECONNREFUSED, and a client
-// waiting on --ask-fd sees its connect wait.
+// waiting on --ask-fd sees its connect wait. An allowed destination's
+// upstream is dialled as soon as it is decided, so that its connect
+// overlaps the rest of the client's handshake (a connection terminated
+// for TLS dials after its ClientHello, as a CONNECT would); one whose
+// handshake fails then is closed (Captured.Abandon).
 //
 // UDP to any port but 53 is refused: the stack answers ICMP port
 // unreachable (the client sees ECONNREFUSED on a connected socket) and

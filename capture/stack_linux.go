@@ -204,6 +204,7 @@ func (sv *server) tcp(r *tcp.ForwarderRequest) {
 	ep, e := r.CreateEndpoint(&wq)
 	if e != nil {
 		r.Complete(true)
+		t.Abandon()
 		return
 	}
 	r.Complete(false)

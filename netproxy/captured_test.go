@@ -240,3 +240,31 @@ func TestServeCapturedTerminateOnly443(t *testing.T) {
 		t.Fatalf("server read %q, %v", got(), err)
 	}
 }
+
+// TestVetCapturedAbandon: VetCaptured dials the upstream at once, so that
+// the connect overlaps the client's handshake; a connection whose
+// handshake then fails is abandoned, and the upstream must see it close
+// rather than hold it open for the rest of the run.
+func TestVetCapturedAbandon(t *testing.T) {
+	l := listen(t, "127.0.0.1:0")
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	e := startProxy(t, Config{Allowed: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}}, nil)
+	defer e.close()
+	vetted, err := e.p.VetCaptured("allowed.test", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatalf("no early dial: %v", err)
+	}
+	defer c.Close()
+	vetted.Abandon()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("abandoned upstream: read %d, %v; want EOF", n, err)
+	}
+	(*Captured)(nil).Abandon() // a refused destination has none
+}
