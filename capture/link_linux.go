@@ -3,14 +3,15 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/rawfile"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
-	"gvisor.dev/gvisor/pkg/tcpip/link/stopfd"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
@@ -54,7 +55,7 @@ type link struct {
 	fd   int
 	mtu  uint32
 	vnet bool
-	stop stopfd.StopFD
+	rd   *os.File // a duplicate of fd, read through Go's poller
 
 	mu         sync.Mutex
 	dispatcher stack.NetworkDispatcher
@@ -64,16 +65,21 @@ type link struct {
 }
 
 func newLink(fd int, mtu uint32, vnet bool) (*link, error) {
-	// The reader waits in ppoll on the device and the stop descriptor:
-	// reads must not block.
+	// The reader waits in Go's poller, on a duplicate of fd, rather than
+	// in a blocking ppoll: a thread blocked in a system call holds its P
+	// until the runtime's monitor takes it back, every time the device
+	// runs dry. Measured (bench/netcompare, interleaved): the supervisor's
+	// CPU per GiB 1.69 -> 1.54, a new captured connection 0.99 -> 0.90
+	// ms median; its p99 grew 5.0 -> 5.6 ms (a packet that arrives while
+	// every P is busy waits for the scheduler to poll).
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	stop, err := stopfd.New()
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("capture: link stop descriptor: %w", err)
+		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	return &link{fd: fd, mtu: mtu, vnet: vnet, stop: stop}, nil
+	return &link{fd: fd, mtu: mtu, vnet: vnet, rd: os.NewFile(uintptr(dup), "capture device")}, nil
 }
 
 // deviceHdrLen is what the device puts before each packet: the
@@ -114,27 +120,41 @@ func (l *link) Attach(d stack.NetworkDispatcher) {
 // an endpoint Stack.Close just aborted, as when the command's client
 // exits with the run) would wait for it for ever.
 func (l *link) halt() {
-	l.haltOnce.Do(l.stop.Stop)
+	l.haltOnce.Do(func() { _ = l.rd.SetReadDeadline(time.Unix(1, 0)) })
 	l.wg.Wait()
 }
 
-// release closes the stop descriptor, once the reader is gone or never
-// ran (Serve calls it last, for a NIC that was never made).
+// release closes the reader's duplicate of the device, once the reader
+// is gone or never ran (Serve calls it last, for a NIC that was never
+// made).
 func (l *link) release() {
-	l.closeOnce.Do(func() { unix.Close(l.stop.EFD) })
+	l.closeOnce.Do(func() { _ = l.rd.Close() })
 }
 
-// read delivers the device's packets to d until halt or a read error
-// (the device gone).
+// read delivers the device's packets to d until halt (which sets a read
+// deadline in the past) or a read error (the device gone).
 func (l *link) read(d stack.NetworkDispatcher) {
 	defer l.wg.Done()
+	rc, err := l.rd.SyscallConn()
+	if err != nil {
+		return
+	}
 	off := deviceHdrLen(l.vnet)
 	buf := make([]byte, off+int(l.mtu))
-	iov := []unix.Iovec{rawfile.IovecFromBytes(buf)}
 	for {
-		n, errno := rawfile.BlockingReadvUntilStopped(l.stop.EFD, l.fd, iov)
-		if n <= 0 || errno != 0 {
-			return // stopped (-1), or the device gone
+		var n int
+		var rerr error
+		err := rc.Read(func(s uintptr) bool {
+			n, rerr = unix.Read(int(s), buf)
+			return rerr != unix.EAGAIN
+		})
+		switch {
+		case err != nil:
+			return // halted (the deadline), or the device gone
+		case rerr == unix.EINTR:
+			continue
+		case rerr != nil:
+			return
 		}
 		if n <= off {
 			continue
