@@ -41,9 +41,9 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 // status.
 //
 // cmd/sbx runs the start on one P (GOMAXPROCS 1), which on two cores is
-// measurably faster. The Go runtime gets its default GOMAXPROCS back on
+// measurably faster. The Go runtime gets half its default GOMAXPROCS on
 // the first connection the supervisor relays (the proxy, published ports,
-// the capture), which wants every CPU; see relaying.
+// the capture), and the command keeps the other CPUs; see relaying.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
 		DropPrespawn()
@@ -169,13 +169,35 @@ func (r *relay) end() {
 
 // relaying is called on the first connection the supervisor relays (a
 // proxy client accepted, a published port's connection, the capture's
-// first packet): from then on the Go runtime gets its default GOMAXPROCS
-// back, since relaying wants every CPU. A run whose command never uses the
-// network keeps one P to its end and never pays for the change, which
-// stops the world and starts a thread per new P (2.5 ms of the supervisor's
-// CPU per run on the session-14 machine, where a new thread costs 0.2-0.4
-// ms; see docs/benchmarks.md).
-func relaying() { relayOnce.Do(runtime.SetDefaultGOMAXPROCS) }
+// first packet): from then on the Go runtime gets half its default
+// GOMAXPROCS, at least one P, and the other CPUs stay the command's. A
+// run whose command never uses the network keeps one P to its end and
+// never pays for the change, which stops the world and starts a thread
+// per new P (2.5 ms of the supervisor's CPU per run on the session-14
+// machine, where a new thread costs 0.2-0.4 ms; see docs/benchmarks.md).
+//
+// Why half: the command and the servers it talks to need CPUs too, and a
+// supervisor with a P per CPU spends them on its scheduler (threads that
+// spin looking for work, and wake-ups between them) just when the command
+// wants them. On two CPUs (so one P), against the default's two, a
+// download through the capture ran at 863 against 606 MB/s with 1.02
+// against 1.59 s of the supervisor's CPU per GiB, a new captured
+// connection took 0.62 against 0.86 ms, and the proxy's rows did not
+// move (bench/netcompare, interleaved). Only two CPUs were measured:
+// with four or more the supervisor gets half.
+func relaying() {
+	relayOnce.Do(func() {
+		if runtime.NumCPU() < 4 {
+			return // half of two or three is the one P it has
+		}
+		runtime.SetDefaultGOMAXPROCS()
+		runtime.GOMAXPROCS(relayProcs(runtime.GOMAXPROCS(0)))
+	})
+}
+
+// relayProcs is the supervisor's GOMAXPROCS while it relays, given the
+// runtime's default: half, at least one.
+func relayProcs(dflt int) int { return max(1, dflt/2) }
 
 var relayOnce sync.Once
 

@@ -64,12 +64,14 @@ func TestTooLarge(t *testing.T) {
 }
 
 // TestRelayingGivesCPUs: the supervisor keeps the one P it started with
-// until its first relayed connection, and gets the runtime's default back
-// then (relaying), once.
+// until its first relayed connection, and gets half the runtime's
+// default then (relaying), once: on two or three CPUs it stays at one.
 func TestRelayingGivesCPUs(t *testing.T) {
-	if runtime.NumCPU() < 2 || os.Getenv("GOMAXPROCS") != "" {
-		t.Skip("needs two CPUs and no GOMAXPROCS in the environment")
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("needs no GOMAXPROCS in the environment")
 	}
+	runtime.SetDefaultGOMAXPROCS()
+	want := relayProcs(runtime.GOMAXPROCS(0))
 	defer runtime.SetDefaultGOMAXPROCS()
 	relayOnce = sync.Once{}
 	runtime.GOMAXPROCS(1)
@@ -92,12 +94,21 @@ func TestRelayingGivesCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := runtime.GOMAXPROCS(0); n < 2 {
-		t.Fatalf("GOMAXPROCS %d after the first relayed connection, want the default (%d CPUs)", n, runtime.NumCPU())
+	if n := runtime.GOMAXPROCS(0); n != want {
+		t.Fatalf("GOMAXPROCS %d after the first relayed connection, want %d (half the default, %d CPUs)", n, want, runtime.NumCPU())
 	}
-	runtime.GOMAXPROCS(1)
+	runtime.GOMAXPROCS(3)
 	relaying() // once per run: a later connection changes nothing
-	if n := runtime.GOMAXPROCS(0); n != 1 {
+	if n := runtime.GOMAXPROCS(0); n != 3 {
 		t.Fatalf("GOMAXPROCS %d after a second connection, want it left alone", n)
+	}
+}
+
+// TestRelayProcs: half the default, never none.
+func TestRelayProcs(t *testing.T) {
+	for dflt, want := range map[int]int{1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 16: 8} {
+		if got := relayProcs(dflt); got != want {
+			t.Errorf("relayProcs(%d) = %d, want %d", dflt, got, want)
+		}
 	}
 }

@@ -5,9 +5,9 @@
 // Why one P: on the project's two cores a run starts sooner when no
 // goroutine of the supervisor runs on the other CPU, which stays free for
 // the sandbox's first process, and when no page the supervisor writes needs
-// a cross-CPU TLB flush. sandbox.Launch gives the runtime its default back
-// on the first connection the supervisor relays (see
-// sandbox.relaying).
+// a cross-CPU TLB flush. sandbox.Launch gives the runtime half its default
+// on the first connection the supervisor relays, which on two CPUs is the
+// one P it has (see sandbox.relaying).
 //
 // Why in a package's init rather than in main: the runtime starts with one
 // P per CPU, and package initialisation (about a hundred packages here)
