@@ -79,7 +79,15 @@ func newLink(fd int, mtu uint32, vnet bool) (*link, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: device: %w", err)
 	}
-	return &link{fd: fd, mtu: mtu, vnet: vnet, rd: os.NewFile(uintptr(dup), "capture device")}, nil
+	rd := os.NewFile(uintptr(dup), "capture device")
+	// halt stops the reader with a deadline, which only a descriptor in
+	// the poller has (a TUN device and a socket are; a regular file is
+	// not, and its reader could never be stopped).
+	if err := rd.SetReadDeadline(time.Time{}); err != nil {
+		_ = rd.Close()
+		return nil, fmt.Errorf("capture: device cannot be polled: %w", err)
+	}
+	return &link{fd: fd, mtu: mtu, vnet: vnet, rd: rd}, nil
 }
 
 // deviceHdrLen is what the device puts before each packet: the

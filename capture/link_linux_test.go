@@ -3,6 +3,8 @@ package capture
 import (
 	"encoding/binary"
 	"math/rand"
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -175,4 +177,24 @@ func seqpacketPair(t *testing.T) [2]int {
 	}
 	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 	return [2]int{fds[0], fds[1]}
+}
+
+// TestNewLinkNeedsPoller: the reader is stopped with a read deadline,
+// so a descriptor the poller cannot take (a regular file) is refused up
+// front rather than given a reader that nothing could stop.
+func TestNewLinkNeedsPoller(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "notadevice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := newLink(int(f.Fd()), DefaultMTU, false); err == nil || !strings.Contains(err.Error(), "cannot be polled") {
+		t.Fatalf("newLink on a regular file: %v, want a refusal", err)
+	}
+	fds := seqpacketPair(t)
+	l, err := newLink(fds[0], DefaultMTU, false)
+	if err != nil {
+		t.Fatalf("newLink on a socket: %v", err)
+	}
+	l.release()
 }
