@@ -68,7 +68,11 @@
 // upstream is dialled as soon as it is decided, so that its connect
 // overlaps the rest of the client's handshake (a connection terminated
 // for TLS dials after its ClientHello, as a CONNECT would); one whose
-// handshake fails then is closed (Captured.Abandon).
+// handshake fails then is closed (Captured.Abandon), and so is one the
+// proxy cannot take (at its client limit). A client's kernel completes
+// or resets a handshake at once; only a half-open one, which takes a raw
+// socket the sandbox has no capability for, would hold its upstream
+// until the stack gives up its SYN-ACK retries.
 //
 // UDP to any port but 53 is refused: the stack answers ICMP port
 // unreachable (the client sees ECONNREFUSED on a connected socket) and

@@ -161,8 +161,8 @@ func (l *link) read(d stack.NetworkDispatcher) {
 			return // halted (the deadline), or the device gone
 		case rerr == unix.EINTR:
 			continue
-		case rerr != nil:
-			return
+		case rerr != nil, n == 0:
+			return // the device gone (a socket's peer closed: EOF)
 		}
 		if n <= off {
 			continue

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -198,3 +199,35 @@ func TestNewLinkNeedsPoller(t *testing.T) {
 	}
 	l.release()
 }
+
+// TestReaderStopsAtEOF: a device whose other end is gone ends the
+// reader; a socket standing for it then reads 0 bytes at once, and a
+// reader that took that for an empty packet would spin on it.
+func TestReaderStopsAtEOF(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	l, err := newLink(fds[0], DefaultMTU, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.release()
+	l.Attach(dropAll{})
+	unix.Close(fds[1])
+	done := make(chan struct{})
+	go func() { l.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		l.halt()
+		t.Fatal("the reader went on after the device's other end closed")
+	}
+}
+
+// dropAll is a dispatcher that drops every packet.
+type dropAll struct{}
+
+func (dropAll) DeliverNetworkPacket(tcpip.NetworkProtocolNumber, *stack.PacketBuffer) {}
+func (dropAll) DeliverLinkPacket(tcpip.NetworkProtocolNumber, *stack.PacketBuffer)    {}

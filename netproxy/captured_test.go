@@ -268,3 +268,37 @@ func TestVetCapturedAbandon(t *testing.T) {
 	}
 	(*Captured)(nil).Abandon() // a refused destination has none
 }
+
+// TestServeVettedRefusedClientAbandons: a captured connection the proxy
+// cannot take (here: at its client limit) is closed, and so is the
+// upstream VetCaptured dialled for it, at once rather than when the run
+// ends.
+func TestServeVettedRefusedClientAbandons(t *testing.T) {
+	l := listen(t, "127.0.0.1:0")
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	e := startProxy(t, Config{Allowed: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}}, nil)
+	defer e.close()
+	vetted, err := e.p.VetCaptured("allowed.test", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	up, err := l.Accept()
+	if err != nil {
+		t.Fatalf("no early dial: %v", err)
+	}
+	defer up.Close()
+	e.p.mu.Lock()
+	full := e.p.nclients
+	e.p.nclients = e.p.lim.maxConns
+	e.p.mu.Unlock()
+	defer func() { e.p.mu.Lock(); e.p.nclients = full; e.p.mu.Unlock() }()
+	client, srv := net.Pipe()
+	defer client.Close()
+	e.p.ServeVetted(srv, vetted)
+	_ = up.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := up.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("upstream of a refused client: read %d, %v; want EOF", n, err)
+	}
+}

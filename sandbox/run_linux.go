@@ -185,10 +185,16 @@ func (r *relay) end() {
 // connection took 0.62 against 0.86 ms, and the proxy's rows did not
 // move (bench/netcompare, interleaved). Only two CPUs were measured:
 // with four or more the supervisor gets half.
+//
+// Below four CPUs (by affinity) half is one P, and setting the one P the
+// supervisor has stops nothing. From four, the default (which follows a
+// cgroup's CPU quota) is set and then halved: with a quota of two or
+// three on a larger machine that is two stops of the world for one P.
 func relaying() {
 	relayOnce.Do(func() {
 		if runtime.NumCPU() < 4 {
-			return // half of two or three is the one P it has
+			runtime.GOMAXPROCS(1)
+			return
 		}
 		runtime.SetDefaultGOMAXPROCS()
 		runtime.GOMAXPROCS(relayProcs(runtime.GOMAXPROCS(0)))

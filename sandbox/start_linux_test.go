@@ -63,9 +63,9 @@ func TestTooLarge(t *testing.T) {
 	}
 }
 
-// TestRelayingGivesCPUs: the supervisor keeps the one P it started with
-// until its first relayed connection, and gets half the runtime's
-// default then (relaying), once: on two or three CPUs it stays at one.
+// TestRelayingGivesCPUs: the supervisor's GOMAXPROCS is left alone
+// until its first relayed connection, and is half the runtime's default
+// from then on (relaying), set once: on two or three CPUs one P.
 func TestRelayingGivesCPUs(t *testing.T) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		t.Skip("needs no GOMAXPROCS in the environment")
@@ -74,15 +74,18 @@ func TestRelayingGivesCPUs(t *testing.T) {
 	want := relayProcs(runtime.GOMAXPROCS(0))
 	defer runtime.SetDefaultGOMAXPROCS()
 	relayOnce = sync.Once{}
-	runtime.GOMAXPROCS(1)
+	// Not the one P the start leaves: relaying must set its own number,
+	// so that neither leaving GOMAXPROCS alone nor the whole default
+	// passes on two CPUs.
+	runtime.GOMAXPROCS(3)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rl := relayListener{l}
 	defer rl.Close()
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		t.Fatalf("GOMAXPROCS %d before any connection, want 1", n)
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Fatalf("GOMAXPROCS %d before any connection, want 3", n)
 	}
 	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
@@ -97,9 +100,9 @@ func TestRelayingGivesCPUs(t *testing.T) {
 	if n := runtime.GOMAXPROCS(0); n != want {
 		t.Fatalf("GOMAXPROCS %d after the first relayed connection, want %d (half the default, %d CPUs)", n, want, runtime.NumCPU())
 	}
-	runtime.GOMAXPROCS(3)
+	runtime.GOMAXPROCS(5)
 	relaying() // once per run: a later connection changes nothing
-	if n := runtime.GOMAXPROCS(0); n != 3 {
+	if n := runtime.GOMAXPROCS(0); n != 5 {
 		t.Fatalf("GOMAXPROCS %d after a second connection, want it left alone", n)
 	}
 }
