@@ -241,29 +241,38 @@ func TestServeCapturedTerminateOnly443(t *testing.T) {
 	}
 }
 
-// TestVetCapturedAbandon: VetCaptured dials the upstream at once, so that
-// the connect overlaps the client's handshake; a connection whose
-// handshake then fails is abandoned, and the upstream must see it close
-// rather than hold it open for the rest of the run.
-func TestVetCapturedAbandon(t *testing.T) {
+// earlyDialed vets allowed.test at a loopback listener's port and
+// returns the vetted destination and the upstream side of the connection
+// VetCaptured dialled for it at once (closed when the test ends).
+func earlyDialed(t *testing.T) (*env, *Captured, net.Conn) {
+	t.Helper()
 	l := listen(t, "127.0.0.1:0")
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	e := startProxy(t, Config{Allowed: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}}, nil)
-	defer e.close()
+	t.Cleanup(e.close)
 	vetted, err := e.p.VetCaptured("allowed.test", port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
-	c, err := l.Accept()
+	up, err := l.Accept()
 	if err != nil {
 		t.Fatalf("no early dial: %v", err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { up.Close() })
+	_ = up.SetReadDeadline(time.Now().Add(10 * time.Second))
+	return e, vetted, up
+}
+
+// TestVetCapturedAbandon: VetCaptured dials the upstream at once, so that
+// the connect overlaps the client's handshake; a connection whose
+// handshake then fails is abandoned, and the upstream must see it close
+// rather than hold it open for the rest of the run.
+func TestVetCapturedAbandon(t *testing.T) {
+	_, vetted, up := earlyDialed(t)
 	vetted.Abandon()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+	if n, err := up.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("abandoned upstream: read %d, %v; want EOF", n, err)
 	}
 	(*Captured)(nil).Abandon() // a refused destination has none
@@ -274,21 +283,7 @@ func TestVetCapturedAbandon(t *testing.T) {
 // upstream VetCaptured dialled for it, at once rather than when the run
 // ends.
 func TestServeVettedRefusedClientAbandons(t *testing.T) {
-	l := listen(t, "127.0.0.1:0")
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
-	e := startProxy(t, Config{Allowed: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}}, nil)
-	defer e.close()
-	vetted, err := e.p.VetCaptured("allowed.test", port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
-	up, err := l.Accept()
-	if err != nil {
-		t.Fatalf("no early dial: %v", err)
-	}
-	defer up.Close()
+	e, vetted, up := earlyDialed(t)
 	e.p.mu.Lock()
 	full := e.p.nclients
 	e.p.nclients = e.p.lim.maxConns
@@ -297,7 +292,6 @@ func TestServeVettedRefusedClientAbandons(t *testing.T) {
 	client, srv := net.Pipe()
 	defer client.Close()
 	e.p.ServeVetted(srv, vetted)
-	_ = up.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, err := up.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("upstream of a refused client: read %d, %v; want EOF", n, err)
 	}
