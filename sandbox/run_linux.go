@@ -170,11 +170,12 @@ func (r *relay) end() {
 // relaying is called on the first connection the supervisor relays (a
 // proxy client accepted, a published port's connection, the capture's
 // first packet): from then on the Go runtime gets half its default
-// GOMAXPROCS, at least one P, and the other CPUs stay the command's. A
-// run whose command never uses the network keeps one P to its end and
-// never pays for the change, which stops the world and starts a thread
-// per new P (2.5 ms of the supervisor's CPU per run on the session-14
-// machine, where a new thread costs 0.2-0.4 ms; see docs/benchmarks.md).
+// GOMAXPROCS, at least one P, and the other CPUs stay the command's; with
+// TLS termination, its whole default. A run whose command never uses the
+// network keeps one P to its end and never pays for the change, which
+// stops the world and starts a thread per new P (2.5 ms of the
+// supervisor's CPU per run on the session-14 machine, where a new thread
+// costs 0.2-0.4 ms; see docs/benchmarks.md).
 //
 // Why half: the command and the servers it talks to need CPUs too, and a
 // supervisor with a P per CPU spends them on its scheduler (threads that
@@ -186,20 +187,33 @@ func (r *relay) end() {
 // move (bench/netcompare, interleaved). Only two CPUs were measured:
 // with four or more the supervisor gets half.
 //
+// Why the whole default with TLS termination: a terminated connection
+// decrypts and encrypts every byte, in a goroutine for each direction,
+// which a second P runs side by side. On two CPUs a terminated download
+// ran at 289-369 MB/s on one P against 390-414 on two (bench/tlscompare,
+// alternating runs); a new terminated connection took the same time.
+//
 // Below four CPUs (by affinity) half is one P, and setting the one P the
 // supervisor has stops nothing. From four, the default (which follows a
 // cgroup's CPU quota) is set and then halved: with a quota of two or
 // three on a larger machine that is two stops of the world for one P.
 func relaying() {
 	relayOnce.Do(func() {
-		if runtime.NumCPU() < 4 {
+		switch {
+		case relayAllCPUs.Load():
+			runtime.SetDefaultGOMAXPROCS()
+		case runtime.NumCPU() < 4:
 			runtime.GOMAXPROCS(1)
-			return
+		default:
+			runtime.SetDefaultGOMAXPROCS()
+			runtime.GOMAXPROCS(relayProcs(runtime.GOMAXPROCS(0)))
 		}
-		runtime.SetDefaultGOMAXPROCS()
-		runtime.GOMAXPROCS(relayProcs(runtime.GOMAXPROCS(0)))
 	})
 }
+
+// relayAllCPUs: the run terminates TLS, and relaying gives the runtime
+// its whole default (set by run, before anything is relayed).
+var relayAllCPUs atomic.Bool
 
 // relayProcs is the supervisor's GOMAXPROCS while it relays, given the
 // runtime's default: half, at least one.

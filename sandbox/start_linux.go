@@ -211,6 +211,7 @@ func (f failed) Error() string { return fmt.Sprintf("exit %d", int(f)) }
 // run runs the complete plan pl and returns sbx's exit status.
 func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, capFD: -1}
+	relayAllCPUs.Store(pl.Net.TLS != nil)
 	l.early, l.earlyCap = takeEarlyCapture()
 	defer l.cleanup()
 	err := l.compile()

@@ -64,46 +64,55 @@ func TestTooLarge(t *testing.T) {
 }
 
 // TestRelayingGivesCPUs: the supervisor's GOMAXPROCS is left alone
-// until its first relayed connection, and is half the runtime's default
-// from then on (relaying), set once: on two or three CPUs one P.
+// until its first relayed connection, and is from then on half the
+// runtime's default (on two or three CPUs one P), or with TLS
+// termination the whole default (relaying), set once.
 func TestRelayingGivesCPUs(t *testing.T) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		t.Skip("needs no GOMAXPROCS in the environment")
 	}
 	runtime.SetDefaultGOMAXPROCS()
-	want := relayProcs(runtime.GOMAXPROCS(0))
+	dflt := runtime.GOMAXPROCS(0)
 	defer runtime.SetDefaultGOMAXPROCS()
-	relayOnce = sync.Once{}
-	// Not the one P the start leaves: relaying must set its own number,
-	// so that neither leaving GOMAXPROCS alone nor the whole default
-	// passes on two CPUs.
-	runtime.GOMAXPROCS(3)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := relayListener{l}
-	defer rl.Close()
-	if n := runtime.GOMAXPROCS(0); n != 3 {
-		t.Fatalf("GOMAXPROCS %d before any connection, want 3", n)
-	}
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := rl.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if n := runtime.GOMAXPROCS(0); n != want {
-		t.Fatalf("GOMAXPROCS %d after the first relayed connection, want %d (half the default, %d CPUs)", n, want, runtime.NumCPU())
-	}
-	runtime.GOMAXPROCS(5)
-	relaying() // once per run: a later connection changes nothing
-	if n := runtime.GOMAXPROCS(0); n != 5 {
-		t.Fatalf("GOMAXPROCS %d after a second connection, want it left alone", n)
+	defer relayAllCPUs.Store(false)
+	for _, terminate := range []bool{false, true} {
+		want := relayProcs(dflt)
+		if terminate {
+			want = dflt
+		}
+		relayOnce = sync.Once{}
+		relayAllCPUs.Store(terminate)
+		// Not the one P the start leaves: relaying must set its own
+		// number, so that neither leaving GOMAXPROCS alone nor the
+		// wrong share passes on two CPUs.
+		runtime.GOMAXPROCS(3)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl := relayListener{l}
+		if n := runtime.GOMAXPROCS(0); n != 3 {
+			t.Fatalf("GOMAXPROCS %d before any connection, want 3", n)
+		}
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := rl.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		c.Close()
+		rl.Close()
+		if n := runtime.GOMAXPROCS(0); n != want {
+			t.Fatalf("TLS termination %v: GOMAXPROCS %d after the first relayed connection, want %d (default %d, %d CPUs)", terminate, n, want, dflt, runtime.NumCPU())
+		}
+		runtime.GOMAXPROCS(5)
+		relaying() // once per run: a later connection changes nothing
+		if n := runtime.GOMAXPROCS(0); n != 5 {
+			t.Fatalf("GOMAXPROCS %d after a second connection, want it left alone", n)
+		}
 	}
 }
 
