@@ -13,7 +13,8 @@
 // spoofing), so TCP is terminated here in user space; no packet is ever
 // forwarded as such. The stack's link to the device is sbx's own (link,
 // link_linux.go): one goroutine reads and delivers each packet itself,
-// and with the virtio_net_hdr the stack's TCP sums are left to the
+// waiting in Go's poller (not in a blocking system call, which would hold
+// the supervisor's one P), and with the virtio_net_hdr the stack's TCP sums are left to the
 // sandbox's kernel, which does not compute them on local delivery.
 //
 // # Names
