@@ -105,25 +105,8 @@ func (p *Proxy) upstream(t *Captured) (net.Conn, error) {
 		d := <-t.early
 		return d.c, d.err
 	}
-	return p.dialTracked(t.host, t.port, t.targets)
+	return p.dialTracked(p.ctx, t.host, t.port, t.targets)
 }
-
-// dialTracked dials a vetted destination and registers the connection
-// with trackUpstream; errClosing when the proxy closed meanwhile.
-func (p *Proxy) dialTracked(host string, port int, targets []netip.AddrPort) (net.Conn, error) {
-	c, err := p.dialVetted(p.ctx, host, port, targets)
-	if err != nil {
-		return nil, err
-	}
-	if !p.trackUpstream(c) {
-		_ = c.Close()
-		return nil, errClosing
-	}
-	return c, nil
-}
-
-// errClosing: the proxy closed while a connection was being made.
-var errClosing = errors.New("netproxy: closing")
 
 // ErrRefused is VetCaptured's error for a destination the policy refused
 // (the refusal is already reported).
@@ -156,7 +139,7 @@ func (p *Proxy) VetCaptured(hostname string, port int) (*Captured, error) {
 		// Terminated connections dial after the ClientHello.
 		t.early = make(chan dialed, 1)
 		go func() {
-			c, err := p.dialTracked(hostname, port, targets)
+			c, err := p.dialTracked(p.ctx, hostname, port, targets)
 			t.early <- dialed{c, err}
 		}()
 	}

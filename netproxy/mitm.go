@@ -207,13 +207,9 @@ func (p *Proxy) terminate(client net.Conn, early []byte, hostname string, port i
 	_ = client.SetDeadline(noDeadline)
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			c, err := p.dialVetted(ctx, host, port, targets)
+			c, err := p.dialTracked(ctx, host, port, targets)
 			if err != nil {
 				return nil, err
-			}
-			if !p.trackUpstream(c) {
-				c.Close()
-				return nil, ErrClosed
 			}
 			return &untrackOnClose{Conn: c, p: p}, nil
 		},

@@ -188,6 +188,21 @@ func (p *Proxy) dialVetted(ctx context.Context, host string, port int, targets [
 	return nil, fmt.Errorf("dial %v: %w", targets, last)
 }
 
+// dialTracked is dialVetted, the connection registered with
+// trackUpstream so that Close interrupts it; ErrClosed when the proxy
+// closed meanwhile.
+func (p *Proxy) dialTracked(ctx context.Context, host string, port int, targets []netip.AddrPort) (net.Conn, error) {
+	c, err := p.dialVetted(ctx, host, port, targets)
+	if err != nil {
+		return nil, err
+	}
+	if !p.trackUpstream(c) {
+		_ = c.Close()
+		return nil, ErrClosed
+	}
+	return c, nil
+}
+
 func containsAP(list []netip.AddrPort, ap netip.AddrPort) bool {
 	for _, x := range list {
 		if x == ap {
