@@ -50,7 +50,8 @@ func TestFirstPacket(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := firstPacket(context.Background(), fds[0], 1500, vnet)
+		dev := testDevice(t, fds[0])
+		got, err := firstPacket(context.Background(), dev, 1500, vnet)
 		if err != nil || string(got) != string(tcp6) {
 			t.Fatalf("vnet %v: first packet %x (%v), want the TCP one", vnet, got, err)
 		}
@@ -59,8 +60,33 @@ func TestFirstPacket(t *testing.T) {
 		if _, err := unix.Write(fds[1], frame(rs)); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := firstPacket(ctx, fds[0], 1500, vnet); got != nil || err != nil {
+		if got, err := firstPacket(ctx, dev, 1500, vnet); got != nil || err != nil {
 			t.Fatalf("vnet %v: after the context: %x %v, want nothing", vnet, got, err)
 		}
 	}
+}
+
+// TestFirstPacketEOF: a device whose other end is gone is an error, not
+// a wait: a socket standing for it reads 0 bytes at once, and a loop that
+// took that for an empty packet would spin until the run ends.
+func TestFirstPacketEOF(t *testing.T) {
+	fds := seqpacketPair(t)
+	dev := testDevice(t, fds[0])
+	unix.Close(fds[1])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := firstPacket(ctx, dev, 1500, false); got != nil || err == nil || ctx.Err() != nil {
+		t.Fatalf("first packet from a closed device: %x %v (context: %v), want an error at once", got, err, ctx.Err())
+	}
+}
+
+// testDevice is openDevice(fd), closed when the test ends.
+func testDevice(t *testing.T, fd int) *device {
+	t.Helper()
+	dev, err := openDevice(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.f.Close() })
+	return dev
 }

@@ -2,8 +2,6 @@ package capture
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -55,7 +53,7 @@ type link struct {
 	fd   int
 	mtu  uint32
 	vnet bool
-	rd   *os.File // a duplicate of fd, read through Go's poller
+	dev  *device // the reading side (firstPacket's, handed over)
 
 	mu         sync.Mutex
 	dispatcher stack.NetworkDispatcher
@@ -64,30 +62,18 @@ type link struct {
 	closeOnce  sync.Once
 }
 
-func newLink(fd int, mtu uint32, vnet bool) (*link, error) {
-	// The reader waits in Go's poller, on a duplicate of fd, rather than
-	// in a blocking ppoll: a thread blocked in a system call holds its P
-	// until the runtime's monitor takes it back, every time the device
-	// runs dry. Measured (bench/netcompare, interleaved): the supervisor's
-	// CPU per GiB 1.69 -> 1.54, a new captured connection 0.99 -> 0.90
-	// ms median; its p99 grew 5.0 -> 5.6 ms (a packet that arrives while
-	// every P is busy waits for the scheduler to poll).
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, fmt.Errorf("capture: device: %w", err)
-	}
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("capture: device: %w", err)
-	}
-	rd := os.NewFile(uintptr(dup), "capture device")
-	// halt stops the reader with a deadline, which only a descriptor in
-	// the poller has (a TUN device and a socket are; a regular file is
-	// not, and its reader could never be stopped).
-	if err := rd.SetReadDeadline(time.Time{}); err != nil {
-		_ = rd.Close()
-		return nil, fmt.Errorf("capture: device cannot be polled: %w", err)
-	}
-	return &link{fd: fd, mtu: mtu, vnet: vnet, rd: rd}, nil
+// newLink is the link on the device fd (written to directly) and dev,
+// its reading side, which the link now owns.
+//
+// The reader waits in Go's poller (device) rather than in a blocking
+// ppoll: a thread blocked in a system call holds its P until the
+// runtime's monitor takes it back, every time the device runs dry.
+// Measured (bench/netcompare, interleaved): the supervisor's CPU per GiB
+// 1.69 -> 1.54, a new captured connection 0.99 -> 0.90 ms median; its
+// p99 grew 5.0 -> 5.6 ms (a packet that arrives while every P is busy
+// waits for the scheduler to poll).
+func newLink(fd int, dev *device, mtu uint32, vnet bool) *link {
+	return &link{fd: fd, mtu: mtu, vnet: vnet, dev: dev}
 }
 
 // deviceHdrLen is what the device puts before each packet: the
@@ -128,7 +114,7 @@ func (l *link) Attach(d stack.NetworkDispatcher) {
 // an endpoint Stack.Close just aborted, as when the command's client
 // exits with the run) would wait for it for ever.
 func (l *link) halt() {
-	l.haltOnce.Do(func() { _ = l.rd.SetReadDeadline(time.Unix(1, 0)) })
+	l.haltOnce.Do(func() { _ = l.dev.f.SetReadDeadline(time.Unix(1, 0)) })
 	l.wg.Wait()
 }
 
@@ -136,33 +122,19 @@ func (l *link) halt() {
 // is gone or never ran (Serve calls it last, for a NIC that was never
 // made).
 func (l *link) release() {
-	l.closeOnce.Do(func() { _ = l.rd.Close() })
+	l.closeOnce.Do(func() { _ = l.dev.f.Close() })
 }
 
 // read delivers the device's packets to d until halt (which sets a read
 // deadline in the past) or a read error (the device gone).
 func (l *link) read(d stack.NetworkDispatcher) {
 	defer l.wg.Done()
-	rc, err := l.rd.SyscallConn()
-	if err != nil {
-		return
-	}
 	off := deviceHdrLen(l.vnet)
 	buf := make([]byte, off+int(l.mtu))
 	for {
-		var n int
-		var rerr error
-		err := rc.Read(func(s uintptr) bool {
-			n, rerr = unix.Read(int(s), buf)
-			return rerr != unix.EAGAIN
-		})
-		switch {
-		case err != nil:
+		n, err := l.dev.read(buf)
+		if err != nil {
 			return // halted (the deadline), or the device gone
-		case rerr == unix.EINTR:
-			continue
-		case rerr != nil, n == 0:
-			return // the device gone (a socket's peer closed: EOF)
 		}
 		if n <= off {
 			continue

@@ -123,10 +123,7 @@ func flatten(pkt *stack.PacketBuffer) []byte {
 func TestWriteManyViews(t *testing.T) {
 	for _, vnet := range []bool{false, true} {
 		fds := seqpacketPair(t)
-		l, err := newLink(fds[0], DefaultMTU, vnet)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := newLink(fds[0], testDevice(t, fds[0]), DefaultMTU, vnet)
 		var payload buffer.Buffer
 		want := make([]byte, 2000)
 		for i := range want {
@@ -180,24 +177,24 @@ func seqpacketPair(t *testing.T) [2]int {
 	return [2]int{fds[0], fds[1]}
 }
 
-// TestNewLinkNeedsPoller: the reader is stopped with a read deadline,
-// so a descriptor the poller cannot take (a regular file) is refused up
-// front rather than given a reader that nothing could stop.
-func TestNewLinkNeedsPoller(t *testing.T) {
+// TestOpenDeviceNeedsPoller: the reader is stopped with a read
+// deadline, so a descriptor the poller cannot take (a regular file) is
+// refused up front rather than given a reader that nothing could stop.
+func TestOpenDeviceNeedsPoller(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "notadevice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := newLink(int(f.Fd()), DefaultMTU, false); err == nil || !strings.Contains(err.Error(), "cannot be polled") {
-		t.Fatalf("newLink on a regular file: %v, want a refusal", err)
+	if _, err := openDevice(int(f.Fd())); err == nil || !strings.Contains(err.Error(), "cannot be polled") {
+		t.Fatalf("openDevice on a regular file: %v, want a refusal", err)
 	}
 	fds := seqpacketPair(t)
-	l, err := newLink(fds[0], DefaultMTU, false)
+	dev, err := openDevice(fds[0])
 	if err != nil {
-		t.Fatalf("newLink on a socket: %v", err)
+		t.Fatalf("openDevice on a socket: %v", err)
 	}
-	l.release()
+	dev.f.Close()
 }
 
 // TestReaderStopsAtEOF: a device whose other end is gone ends the
@@ -209,10 +206,11 @@ func TestReaderStopsAtEOF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fds[0])
-	l, err := newLink(fds[0], DefaultMTU, false)
+	dev, err := openDevice(fds[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := newLink(fds[0], dev, DefaultMTU, false)
 	defer l.release()
 	l.Attach(dropAll{})
 	unix.Close(fds[1])

@@ -40,17 +40,19 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 	if mtu == 0 {
 		mtu = DefaultMTU
 	}
-	first, err := firstPacket(ctx, fd, mtu, cfg.VnetHdr)
+	dev, err := openDevice(fd)
+	if err != nil {
+		return err
+	}
+	first, err := firstPacket(ctx, dev, mtu, cfg.VnetHdr)
 	if err != nil || first == nil {
+		_ = dev.f.Close()
 		return err
 	}
 	if cfg.Started != nil {
 		cfg.Started()
 	}
-	link, err := newLink(fd, uint32(mtu), cfg.VnetHdr)
-	if err != nil {
-		return err
-	}
+	link := newLink(fd, dev, uint32(mtu), cfg.VnetHdr)
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, ipv6.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol},
