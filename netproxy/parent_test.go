@@ -204,3 +204,42 @@ func TestMITMUpstream(t *testing.T) {
 		t.Fatalf("the MITM proxy saw:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestParentKeepsDeniedAddresses: with network.deniedResolvedAddresses
+// set, a name the parent would resolve is resolved by sbx too and
+// refused when it reaches a denied address, or when it cannot be
+// resolved at all (the denial could not be checked); without the list,
+// the parent resolves alone, as TestParentProxy shows.
+func TestParentKeepsDeniedAddresses(t *testing.T) {
+	port := echoServer(t)
+	parent := startParent(t, port)
+	u, err := ParseParentURL("HTTPS_PROXY", "http://"+parent.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startProxy(t, Config{
+		Allowed:        []string{"inside.test", "outside.test", "unknown.test", "127.0.0.1"},
+		DeniedResolved: []string{"203.0.113.0/24", "127.0.0.0/8"},
+		Parent:         &Parent{HTTP: u, HTTPS: u},
+	}, nil)
+	e.res.answers["inside.test"] = [][]string{{"203.0.113.7"}}
+	e.res.answers["outside.test"] = [][]string{{"198.51.100.7"}}
+	for _, c := range []struct {
+		target string
+		want   int
+	}{
+		{"inside.test:443", http.StatusForbidden},
+		{"unknown.test:443", http.StatusForbidden},
+		{"127.0.0.1:443", http.StatusForbidden},
+		{fmt.Sprintf("outside.test:%d", port), http.StatusOK},
+	} {
+		conn, resp, _ := connectVia(t, e.httpAddr, c.target, "")
+		conn.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("CONNECT %s: %s, want %d", c.target, resp.Status, c.want)
+		}
+	}
+	if got := strings.Join(parent.log(), "\n"); got != fmt.Sprintf("CONNECT outside.test:%d auth=", port) {
+		t.Fatalf("the parent saw:\n%s", got)
+	}
+}

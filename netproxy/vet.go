@@ -65,7 +65,16 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 		return nil, deny(h.name, dec.Rule, dec.Reason), nil
 	}
 	if p.parentFor(h.name, port, proto == "http") != nil {
-		return nil, nil, nil // the parent resolves and connects (dialVetted)
+		// The parent resolves and connects (dialVetted). Where
+		// addresses are denied, the name must not reach one here
+		// either: sbx resolves it too, and a name it cannot resolve
+		// is refused (the denial cannot be checked).
+		if len(pol.deniedNets) > 0 {
+			if d, err := p.vetDeniedNets(ctx, pol, h, port, deny); d != nil || err != nil {
+				return nil, d, err
+			}
+		}
+		return nil, nil, nil
 	}
 	var addrs []netip.Addr
 	switch {
@@ -103,6 +112,28 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 		return nil, first, nil
 	}
 	return out, nil, nil
+}
+
+// vetDeniedNets refuses h when it is, or resolves to, an address in
+// network.deniedResolvedAddresses (for traffic a parent proxy carries).
+func (p *Proxy) vetDeniedNets(ctx context.Context, pol *policyOf, h host, port int, deny func(h, rule, reason string) *Denial) (*Denial, error) {
+	addrs := []netip.Addr{h.ip}
+	if !h.isIP() {
+		var err error
+		if IsLocalhostName(h.name) {
+			addrs = localhostAddrs
+		} else if addrs, err = p.lookup(ctx, h.name); err != nil {
+			return deny(h.name, RuleAddressGuard, "network.deniedResolvedAddresses is set and "+h.name+" could not be resolved to check it ("+err.Error()+")"), nil
+		}
+	}
+	for _, ip := range addrs {
+		for _, n := range pol.deniedNets {
+			if n.prefix.Contains(ip) {
+				return deny(h.name, n.raw, fmt.Sprintf("%s resolves to %s: in network.deniedResolvedAddresses %s", h.name, ip, quote(n.raw))), nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // checkAddr applies, in order: deniedResolvedAddresses, literal deny

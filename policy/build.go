@@ -327,7 +327,9 @@ func (b *builder) denials() error {
 	r := &b.r
 	r.protected = nil
 	var err error
-	if p.Filesystem.DenyWrite, err = m.resolve(*r, "denyWrite", b.denyWrite, false); err != nil {
+	dw := *r
+	dw.writable = append(append([]string(nil), p.Filesystem.AllowWrite...), p.Filesystem.DiscardWrites...)
+	if p.Filesystem.DenyWrite, err = m.resolve(dw, "denyWrite", b.denyWrite, false); err != nil {
 		return err
 	}
 	userDeny, err := m.resolve(*r, "denyRead", b.denyRead, false)
@@ -337,6 +339,9 @@ func (b *builder) denials() error {
 	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
 	// Masks win over grants that reach them through a symlink.
 	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
+	if err := m.untrustedReopen(p.Filesystem.AllowRead, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
+		return err
+	}
 	// A default credential location is re-opened by an allowRead that
 	// names it exactly; one inside it is re-opened by the mount view.
 	allowed := map[string]bool{}
@@ -366,6 +371,13 @@ func (b *builder) denials() error {
 		for _, g := range got {
 			if WithinAny(g, denied) {
 				p.Notes = append(p.Notes, fmt.Sprintf("--reads declared: %s is denied for reading; not re-opened for the program", g))
+				continue
+			}
+			// Managed wins: what the managed settings deny (a managed
+			// "/" too, outside its own allowRead), the runtime sbx
+			// derives does not re-open.
+			if m.reopens("allowRead", g) {
+				p.Notes = append(p.Notes, fmt.Sprintf("--reads declared: %s is not readable under the managed settings; not re-opened for the program", g))
 				continue
 			}
 			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, g)
@@ -410,6 +422,20 @@ func (b *builder) network() error {
 		return fmt.Errorf("--net %q: use none, filtered or host", in.NetMode)
 	}
 	p.Network.Publish = in.Publish
+	// Flags that only mean something with the proxy, beside --net none
+	// on the same command line: one of the two is a mistake. (A settings
+	// file's allowedDomains under --net none is the caller choosing to
+	// run offline, and stays quiet.)
+	if in.NetMode == "none" {
+		switch {
+		case len(in.AllowDomains) > 0:
+			return fmt.Errorf("--allow-domain %s has no effect with --net none; drop one of them", in.AllowDomains[0])
+		case len(in.AllowRegistry) > 0:
+			return fmt.Errorf("--allow-registry %s has no effect with --net none; drop one of them", in.AllowRegistry[0])
+		case in.TLSTerminate:
+			return errors.New("--tls-terminate has no effect with --net none; drop one of them")
+		}
+	}
 	if in.AskFD > 0 {
 		switch {
 		case p.Network.Mode != "filtered":
@@ -564,6 +590,10 @@ type resolver struct {
 	// grants, set while the grant lists are resolved, checks their
 	// symlinks and records their literal paths (see links.go).
 	grants *grantLog
+	// writable, set while denyWrite is resolved, are the writable
+	// roots: a denyWrite entry named through a symlink in one is
+	// refused (see linkInWritable).
+	writable []string
 }
 
 // protectedRoot names the protected name that making w writable would
@@ -698,6 +728,28 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: %w", key, e.path, err)
 		}
+		if alts := braceAlternatives(e.path); strings.HasPrefix(key, "deny") && !e.literal && len(alts) > 1 {
+			// A deny with braces denies each alternative (see
+			// braceAlternatives), and the text itself where it names a
+			// path.
+			sub := make([]pathEntry, 0, len(alts)+1)
+			for _, a := range alts {
+				ea := e
+				ea.path = a
+				sub = append(sub, ea)
+			}
+			if _, err := os.Lstat(abs); err == nil {
+				el := e
+				el.literal = true
+				sub = append(sub, el)
+			}
+			got, err := r.all(key, sub, mustExist)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got...)
+			continue
+		}
 		if !e.literal && needsGlob(e.path) {
 			matches, isGlob, err := r.glob(key, e)
 			if err != nil {
@@ -707,6 +759,9 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 				matches, abs = nil, matches[0]
 			}
 			for _, m := range matches {
+				if err := r.checkDenyWriteLink(key, e, m); err != nil {
+					return nil, err
+				}
 				if real, exists, err := r.resolve(m); err == nil && exists {
 					if skip, err := r.grant(key, e, m, real, true); err != nil || skip {
 						continue
@@ -721,6 +776,9 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			if isGlob {
 				continue
 			}
+		}
+		if err := r.checkDenyWriteLink(key, e, abs); err != nil {
+			return nil, err
 		}
 		real, exists, err := r.resolve(abs)
 		if err != nil {
@@ -758,6 +816,31 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 		out = append(out, real)
 	}
 	return dedupe(out), nil
+}
+
+// checkDenyWriteLink refuses a denyWrite entry (or glob match) lit that
+// is, or lies under, a symlink in a writable root: the rule lands on the
+// link's target, and the command could replace the link itself (or the
+// directory it stands for) with a file of its own at the named path.
+func (r resolver) checkDenyWriteLink(key string, e pathEntry, lit string) error {
+	if key != "denyWrite" || len(r.writable) == 0 {
+		return nil
+	}
+	if l := linkInWritable(lit, r.writable); l != "" {
+		return fmt.Errorf("denyWrite %q (from %s): %s is a symlink inside a writable place, which the command could replace; name the real path, or remove the link", e.path, e.from, l)
+	}
+	return nil
+}
+
+// linkInWritable returns the first symlink, from p up, that lies in a
+// writable root (its directory resolves into one), or "".
+func linkInWritable(p string, writable []string) string {
+	for q := filepath.Clean(p); q != "/" && q != "."; q = filepath.Dir(q) {
+		if st, err := os.Lstat(q); err == nil && st.Mode()&os.ModeSymlink != 0 && WithinAny(resolvedOr(filepath.Dir(q)), writable) {
+			return q
+		}
+	}
+	return ""
 }
 
 func (r resolver) abs(p string) (string, error) {

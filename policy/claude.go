@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Claude Code permission rules.
@@ -201,7 +204,7 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 	}
 	paths := []string{"/"}
 	if hasSpec {
-		if paths, err = expandPermPattern(spec, root, cwd, home); err != nil {
+		if paths, err = expandPermSpec(spec, root, cwd, home, list == "deny"); err != nil {
 			if errors.Is(err, errPermTooMany) {
 				return fail("matches more than %d paths; name a directory instead, e.g. %s(./dir/**)", permMatchCap, tool)
 			}
@@ -294,13 +297,39 @@ func permDir(d, cwd, home string) (string, error) {
 
 // expandPermPattern turns one Read/Edit pattern into absolute, cleaned,
 // sorted, deduplicated paths (see the comment at the top of this file).
-func expandPermPattern(spec, root, cwd, home string) ([]string, error) {
+func expandPermPattern(spec, root, cwd, home string, deny bool) ([]string, error) {
 	base, rest, anchored, err := permBase(spec, root, cwd, home)
 	if err != nil {
 		return nil, err
 	}
-	paths, _, err := expandGlob(base, rest, anchored)
+	paths, _, err := expandGlob(base, rest, anchored, deny)
 	return paths, err
+}
+
+// expandPermSpec is expandPermPattern, with a deny's brace groups
+// expanded first (see braceAlternatives): each alternative's matches,
+// and the text's own where it names a path.
+func expandPermSpec(spec, root, cwd, home string, deny bool) ([]string, error) {
+	alts := braceAlternatives(spec)
+	if !deny || len(alts) < 2 {
+		return expandPermPattern(spec, root, cwd, home, deny)
+	}
+	var out []string
+	for _, a := range alts {
+		ps, err := expandPermPattern(a, root, cwd, home, deny)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	if ps, err := expandPermPattern(spec, root, cwd, home, deny); err == nil {
+		for _, p := range ps {
+			if _, err := os.Lstat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return sortedPaths(out), nil
 }
 
 // permBase splits a pattern into the directory it is anchored at and the
@@ -331,15 +360,22 @@ func permBase(spec, root, cwd, home string) (base, rest string, anchored bool, e
 type permWalker struct {
 	pat     []string // components, relative to the walk's start
 	dirOnly bool     // matches must be directories (or symlinks to them)
-	out     []string
+	// deny: the matches are denied, so a directory the walk cannot
+	// list but the caller can enter (mode 0311) is an error, not a
+	// skip: what it holds could match, and would stay open.
+	deny bool
+	out  []string
 }
 
 // walk visits dir, whose path relative to the start is rel. A match is
 // recorded and not descended into; symlinks are never descended into;
-// unreadable directories are skipped.
+// unreadable directories are skipped (see deny).
 func (w *permWalker) walk(dir string, rel []string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
+		if w.deny && !errors.Is(err, fs.ErrNotExist) && unix.Access(dir, unix.X_OK) == nil {
+			return fmt.Errorf("cannot list %s to find what the deny pattern matches there (%w), though the command could open files in it by name; make it readable, or deny the directory itself", dir, err)
+		}
 		return nil
 	}
 	for _, e := range ents {

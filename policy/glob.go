@@ -67,7 +67,7 @@ var errGlobTooMany = errPermTooMany
 //
 // pattern reports whether the tree was searched (the result is what
 // matched), as opposed to a literal path given back.
-func expandGlob(base, rest string, anchored bool) (paths []string, pattern bool, err error) {
+func expandGlob(base, rest string, anchored, deny bool) (paths []string, pattern bool, err error) {
 	base = filepath.Clean(base)
 	dirOnly := strings.HasSuffix(rest, "/")
 	rest = strings.TrimRight(rest, "/")
@@ -109,7 +109,7 @@ func expandGlob(base, rest string, anchored bool) (paths []string, pattern bool,
 				out = append(out, lit) // not there yet: keep the literal
 			}
 		}
-		w := permWalker{pat: []string{"**", name}, dirOnly: dirOnly}
+		w := permWalker{pat: []string{"**", name}, dirOnly: dirOnly, deny: deny}
 		if err := w.walk(base, nil); err != nil {
 			return nil, true, err
 		}
@@ -137,7 +137,7 @@ func expandGlob(base, rest string, anchored bool) (paths []string, pattern bool,
 		}
 		return []string{prefix}, false, nil
 	}
-	w := permWalker{pat: comps[k:], dirOnly: dirOnly || inside}
+	w := permWalker{pat: comps[k:], dirOnly: dirOnly || inside, deny: deny}
 	if err := w.walk(prefix, nil); err != nil {
 		return nil, true, err
 	}
@@ -187,7 +187,7 @@ func (r resolver) glob(key string, e pathEntry) (paths []string, isGlob bool, er
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %q: %w", key, e.path, err)
 	}
-	paths, isGlob, err = expandGlob(base, rest, true)
+	paths, isGlob, err = expandGlob(base, rest, true, strings.HasPrefix(key, "deny"))
 	if errors.Is(err, errGlobTooMany) {
 		return nil, false, fmt.Errorf("%s %q: matches more than %d paths; name a directory instead", key, e.path, permMatchCap)
 	}

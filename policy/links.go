@@ -33,10 +33,13 @@ type grantLog struct {
 	// lits maps a list's key, then a resolved path, to the literal
 	// (absolute, cleaned, unresolved) paths that gave it.
 	lits map[string]map[string][]string
+	// trusted is lits for the entries of trusted sources only (see
+	// trust.go): which grants the user, not a repository, spelled.
+	trusted map[string]map[string][]string
 }
 
 func newGrantLog(dirs ...string) *grantLog {
-	g := &grantLog{lits: map[string]map[string][]string{}}
+	g := &grantLog{lits: map[string]map[string][]string{}, trusted: map[string]map[string][]string{}}
 	for _, d := range dirs {
 		if d == "" {
 			continue
@@ -49,13 +52,19 @@ func newGrantLog(dirs ...string) *grantLog {
 	return g
 }
 
-func (g *grantLog) record(key, real, lit string) {
-	m := g.lits[key]
-	if m == nil {
-		m = map[string][]string{}
-		g.lits[key] = m
+func (g *grantLog) record(key, real, lit string, trusted bool) {
+	add := func(lits map[string]map[string][]string) {
+		m := lits[key]
+		if m == nil {
+			m = map[string][]string{}
+			lits[key] = m
+		}
+		m[real] = append(m[real], lit)
 	}
-	m[real] = append(m[real], lit)
+	add(g.lits)
+	if trusted {
+		add(g.trusted)
+	}
 }
 
 // linkOut is a symlink inside the working tree that points outside it.
@@ -123,7 +132,7 @@ func (r resolver) grant(key string, e pathEntry, lit, real string, fromGlob bool
 		}
 		return false, fmt.Errorf("%s %q: %w", key, e.path, err)
 	}
-	g.record(key, real, lit)
+	g.record(key, real, lit, !e.untrusted)
 	return false, nil
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -96,7 +97,11 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 		layers = append(layers, &layer{file: "--allow-registry " + name, label: "--allow-registry " + name, allowedDomains: doms})
 		notes = append(notes, fmt.Sprintf("--allow-registry %s: allowedDomains += %s", name, strings.Join(doms, ", ")))
 	}
-	layers = append(layers, flagLayer(in))
+	fl, err := flagLayer(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	layers = append(layers, fl)
 	mctx := ctx
 	if in.ClaudeSettings {
 		mctx.base = in.ClaudeDir
@@ -105,6 +110,19 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 		l, err := readLayer(f, true, mctx)
 		if err != nil {
 			return nil, nil, err
+		}
+		// Managed wins over the caller's environment too: its ~ denies
+		// hold at the home /etc/passwd gives as well as at $HOME, as the
+		// built-in masks do.
+		if ph := in.PasswdHome; ph != "" && filepath.IsAbs(ph) && filepath.Clean(ph) != filepath.Clean(home) {
+			pctx := mctx
+			pctx.home = ph
+			l2, err := readLayer(f, true, pctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.denyRead = append(l.denyRead, atHome(l2.denyRead, ph)...)
+			l.denyWrite = append(l.denyWrite, atHome(l2.denyWrite, ph)...)
 		}
 		layers = append(layers, l)
 	}
@@ -119,8 +137,37 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 	return layers, notes, nil
 }
 
-// flagLayer is the command line as a layer.
-func flagLayer(in Input) *layer {
+// atHome returns es with ~ written out as home.
+func atHome(es []pathEntry, home string) []pathEntry {
+	out := make([]pathEntry, 0, len(es))
+	for _, e := range es {
+		if e.path == "~" || strings.HasPrefix(e.path, "~/") {
+			e.path = filepath.Join(home, e.path[1:])
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// flagLayer is the command line as a layer. An empty value (a variable
+// that was not set: --allow-write "$OUT") or one with a NUL byte is
+// refused: a path flag would otherwise name the working directory.
+func flagLayer(in Input) (*layer, error) {
+	for _, f := range []struct {
+		flag string
+		vals []string
+	}{
+		{"--allow-read", in.AllowRead}, {"--deny-read", in.DenyRead}, {"--allow-write", in.AllowWrite},
+		{"--deny-write", in.DenyWrite}, {"--discard-writes", in.DiscardWrites},
+		{"--allow-domain", in.AllowDomains}, {"--deny-domain", in.DenyDomains},
+		{"--allow-unix-socket", in.AllowUnixSockets}, {"--preset", in.Presets},
+	} {
+		for _, v := range f.vals {
+			if strings.TrimSpace(v) == "" || strings.ContainsRune(v, 0) {
+				return nil, fmt.Errorf("%s %q: the value is empty or contains a NUL byte (an unset variable?); give a path or pattern, or leave the flag out", f.flag, v)
+			}
+		}
+	}
 	l := &layer{file: "command line", flags: true}
 	l.allowRead = flagEntries(in.AllowRead, "--allow-read")
 	l.denyRead = flagEntries(in.DenyRead, "--deny-read")
@@ -146,7 +193,7 @@ func flagLayer(in Input) *layer {
 		l.capture = &on
 	}
 	l.presets = in.Presets
-	return l
+	return l, nil
 }
 
 func flagEntries(ss []string, flag string) []pathEntry {
@@ -176,7 +223,10 @@ type merged struct {
 	carve, carveW, carveOpen []string
 	carved                   bool
 	// src maps list → entry → where it came from.
-	src   map[string]map[string][]string
+	src map[string]map[string][]string
+	// trust maps list → resolved entry → whether a trusted source
+	// listed it (false: only untrusted ones did; see trust.go).
+	trust map[string]map[string]bool
 	notes *[]string
 }
 
@@ -190,7 +240,7 @@ type boolScalar struct {
 // mergeLayers adds up layers (in precedence order) into p and the
 // returned lists.
 func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
-	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, notes: &p.Notes}
+	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, trust: map[string]map[string]bool{}, notes: &p.Notes}
 	managedFS, hasManaged := false, false
 	for _, l := range layers {
 		m.domainsOnly = m.domainsOnly || l.managedDomainsOnly
@@ -218,7 +268,7 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 	}
 	paths := func(list string, dst *[]pathEntry, l *layer, es []pathEntry) {
 		for _, e := range es {
-			e.managed = l.managed
+			e.managed, e.untrusted = l.managed, !l.trusted
 			if e.from == "" {
 				e.from = l.source(list)
 			}
@@ -231,6 +281,9 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		}
 		*dst = append(*dst, ss...)
 	}
+	var untrustedDomains []string // sources of allowedDomains of untrusted layers
+	var routedBy []routeFrom      // the layers that set a parent or MITM proxy
+	gateFrom := ""                // the last trusted layer that set commands
 	for _, l := range layers {
 		p.Notes = append(p.Notes, l.notes...)
 		if !m.readOnly || l.managed {
@@ -242,6 +295,11 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		paths("discardWrites", &m.discardWrites, l, l.discardWrites)
 		if !m.domainsOnly || l.managed {
 			strs("allowedDomains", &p.Network.AllowedDomains, l, l.allowedDomains)
+			if l.trusted {
+				p.Network.TrustedDomains = append(p.Network.TrustedDomains, l.allowedDomains...)
+			} else if len(l.allowedDomains) > 0 {
+				untrustedDomains = append(untrustedDomains, l.source("allowedDomains"))
+			}
 		} else if len(l.allowedDomains) > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("allowManagedDomainsOnly: allowedDomains of %s dropped (%s)", l.source("allowedDomains"), strings.Join(l.allowedDomains, ", ")))
 		}
@@ -268,7 +326,16 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 			p.IgnoreViolations[k] = append(p.IgnoreViolations[k], v...)
 		}
 		if l.commands != nil {
+			// The section is a whole (the last layer's): an untrusted
+			// file may bring a gate where no trusted one did, which
+			// only narrows, but may not replace a trusted gate.
+			if !l.trusted && gateFrom != "" {
+				return nil, &SettingsError{File: l.file, Key: "commands", Problem: fmt.Sprintf("a file in the working tree may not replace the command gate %s set; review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", gateFrom)}
+			}
 			p.Commands = l.commands
+			if l.trusted {
+				gateFrom = l.file
+			}
 		}
 		m.presets = append(m.presets, l.presets...)
 		if l.mitmProxy != nil {
@@ -281,9 +348,11 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 				return nil, fmt.Errorf("settings %s: key \"network.mitmProxy.socketPath\": %s is not a Unix socket; start the proxy first or fix the path", l.file, mp.SocketPath)
 			}
 			p.Network.MITMProxy = &mp
+			routedBy = append(routedBy, routeFrom{l, "network.mitmProxy"})
 		}
 		if l.parentProxy != nil {
 			p.Network.ParentProxy = l.parentProxy // a scalar: the last layer's
+			routedBy = append(routedBy, routeFrom{l, "network.parentProxy"})
 		}
 		m.addObjects(l)
 		if l.sandboxEnabled != nil {
@@ -294,6 +363,19 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 			p.Filesystem.SearchDepth = *l.searchDepth
 		}
 	}
+	// Managed wins: a parent resolves the names it is handed, past the
+	// managed deniedResolvedAddresses, so only the managed settings may
+	// choose one when they deny addresses.
+	if mn := p.Network.Managed; mn != nil && len(mn.DeniedResolvedAddresses) > 0 {
+		for _, r := range routedBy {
+			if !r.l.managed {
+				return nil, &SettingsError{File: r.l.file, Key: r.key, Problem: "the managed settings set network.deniedResolvedAddresses, which a proxy that resolves names for sbx would get past; only the managed settings may set it"}
+			}
+		}
+	}
+	if m.creds != nil && len(untrustedDomains) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("credentials: the allowedDomains of %s (in the working tree) are reachable but get no injected credentials; name them in injectHosts or trust the file (--trust-project-settings)", strings.Join(untrustedDomains, ", ")))
+	}
 	if m.domainsOnly {
 		p.Notes = append(p.Notes, "allowManagedDomainsOnly: only the managed settings' allowedDomains are honoured (--control-fd lines and --ask-fd answers add nothing)")
 	}
@@ -301,6 +383,12 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 		p.Notes = append(p.Notes, "allowManagedReadPathsOnly: only the managed settings' allowRead paths are honoured")
 	}
 	return m, nil
+}
+
+// routeFrom is a layer that set a key choosing where traffic leaves.
+type routeFrom struct {
+	l   *layer
+	key string
 }
 
 // addObjects merges l's credentials and network.tlsTerminate objects
@@ -422,10 +510,80 @@ func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool)
 				continue
 			}
 			m.add(key, g, e.from)
+			m.noteTrust(key, g, !e.untrusted)
 			out = append(out, g)
 		}
 	}
 	return dedupe(out), nil
+}
+
+// noteTrust records that a source (trusted or not) listed the resolved
+// entry g of list.
+func (m *merged) noteTrust(list, g string, trusted bool) {
+	byEntry := m.trust[list]
+	if byEntry == nil {
+		byEntry = map[string]bool{}
+		m.trust[list] = byEntry
+	}
+	byEntry[g] = byEntry[g] || trusted
+}
+
+// untrustedReopen refuses an allowRead entry (resolved, after the
+// grants that reach a mask through a symlink were dropped) that only
+// untrusted sources spelled, when it equals or lies inside a built-in
+// mask (defaults) or a path a trusted source denies, "/" aside (srt's
+// allowRead re-opens inside a deny; a repository's file may not undo
+// the user's). A mask counts as re-opened by the user only when a
+// trusted grant spells it (a link to it is dropped, see links.go).
+func (m *merged) untrustedReopen(allowRead, defaults, denyRead []string, g *grantLog, homes []string) error {
+	if g == nil {
+		return nil
+	}
+	// The trusted sources' grants alone, to ask whether they spell a
+	// mask or only reach it through a link (throughLink).
+	tg := &grantLog{lits: map[string]map[string][]string{"allowRead": g.trusted["allowRead"]}}
+	var lits map[string][]string
+	spell := func() map[string][]string {
+		if lits == nil {
+			lits = maskLiterals(defaults, homes...)
+		}
+		return lits
+	}
+	var denied []string
+	for _, d := range denyRead {
+		// A deny of "/" is strict reads (--reads declared, or a file's
+		// "/" with allowRead beside it): under it a repository's file
+		// may name what it reads, which reading everything would give
+		// anyway; the masks and the user's other denies still hold.
+		if t, ok := m.trust["denyRead"][d]; ok && t && d != "/" {
+			denied = append(denied, d)
+		}
+	}
+	refuse := func(a, d string) error {
+		from := strings.Join(m.src["allowRead"][a], ", ")
+		by := "a built-in credential mask"
+		if s := m.src["denyRead"][d]; len(s) > 0 {
+			by = strings.Join(s, ", ")
+		}
+		return fmt.Errorf("%s: allowRead %s would re-open %s, denied by %s; a file in the working tree may narrow what is denied, not undo it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", from, a, d, by)
+	}
+	for _, a := range allowRead {
+		if _, ok := g.lits["allowRead"][a]; !ok {
+			continue // not from an entry (--reads declared's runtime)
+		}
+		tl := g.trusted["allowRead"][a]
+		for _, d := range defaults {
+			if Within(a, d) && (len(tl) == 0 || tg.throughLink("allowRead", a, []string{d}, spell) != "") {
+				return refuse(a, d)
+			}
+		}
+		for _, d := range denied {
+			if Within(a, d) && len(tl) == 0 {
+				return refuse(a, d)
+			}
+		}
+	}
+	return nil
 }
 
 // reopens reports whether a grant of path in list would undo a managed

@@ -327,6 +327,8 @@ var forbidden = map[string]string{
 	"weaker nested":         `"enableWeakerNestedSandbox": true`,
 	"weaker network":        `"enableWeakerNetworkIsolation": true`,
 	"allowAllUnixSockets":   `"network": {"allowAllUnixSockets": true}, "filesystem": {}`,
+	"allowUnixSockets":      `"network": {"allowUnixSockets": ["/run/docker.sock"]}, "filesystem": {}`,
+	"parentProxy":           `"network": {"parentProxy": {"https": "http://127.0.0.1:3128"}}, "filesystem": {}`,
 }
 
 func srtFile(body string) string {
@@ -374,11 +376,18 @@ func TestTrustBoundary(t *testing.T) {
 			if _, err := Build(in); err != nil {
 				t.Errorf("outside the tree: %v", err)
 			}
-			// A link in the tree to that file: the file outside.
+			// A link in the tree to that file: the tree's (the
+			// repository chose where it points, or an earlier run
+			// made it), and so is a file under a linked directory.
 			os.Symlink(g, filepath.Join(in.Cwd, "link.json"))
 			in.Settings = []string{filepath.Join(in.Cwd, "link.json")}
-			if _, err := Build(in); err != nil {
+			if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "link.json") {
 				t.Errorf("a link in the tree to a file outside: %v", err)
+			}
+			os.Symlink(filepath.Dir(g), filepath.Join(in.Cwd, "linkdir"))
+			in.Settings = []string{filepath.Join(in.Cwd, "linkdir", "sbx.json")}
+			if _, err := Build(in); err == nil {
+				t.Errorf("a file under a linked directory in the tree passed")
 			}
 			// The project scope of --claude-settings, in Claude's shape.
 			in = input(t)

@@ -117,8 +117,13 @@ type Filesystem struct {
 // network" by itself; the domain rules are enforced by package netproxy.
 type Network struct {
 	// Mode is "none", "filtered" or "host".
-	Mode                    string            `json:"mode"`
-	AllowedDomains          []string          `json:"allowedDomains"`
+	Mode           string   `json:"mode"`
+	AllowedDomains []string `json:"allowedDomains"`
+	// TrustedDomains are the allowedDomains of the layers the user
+	// vouches for (the command line, files outside the working tree,
+	// trusted project files; see trust.go): credentials are injected
+	// toward them when an entry names no injectHosts.
+	TrustedDomains          []string          `json:"trustedDomains,omitempty"`
 	DeniedDomains           []string          `json:"deniedDomains"`
 	DeniedDomainReasons     map[string]string `json:"deniedDomainReasons,omitempty"`
 	DeniedResolvedAddresses []string          `json:"deniedResolvedAddresses,omitempty"`

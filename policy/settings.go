@@ -19,6 +19,10 @@ type layer struct {
 	// repo: the file lies in the working tree (see trust.go); set by
 	// Build after reading.
 	repo bool
+	// trusted: the user vouches for the layer: it is not the working
+	// tree's, or the tree is trusted (--trust-project-settings,
+	// trustedProjectDirs); set by checkTrust.
+	trusted bool
 	// flags: the command-line layer (its list entries name their flag).
 	flags bool
 	// label names a layer derived from a flag ("--allow-registry npm").
@@ -78,6 +82,9 @@ type pathEntry struct {
 	create bool
 	// managed: the entry came from the managed layer (see merge.go).
 	managed bool
+	// untrusted: the entry came from a working tree's file the user
+	// has not trusted (see trust.go): it may narrow, never re-open.
+	untrusted bool
 }
 
 // tlsSetting is network.tlsTerminate as one file wrote it.
@@ -236,6 +243,9 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 	}
 	if dec.More() {
 		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object"}
+	}
+	if k := duplicateKey(data); k != "" {
+		return nil, &SettingsError{File: file, Key: k, Problem: "appears twice in one object; the later would silently replace the earlier: keep one"}
 	}
 	if top == nil && !ctx.claude {
 		return nil, &SettingsError{File: file, Problem: "empty settings; it must be a JSON object with \"network\" and \"filesystem\" (srt) or \"sandbox\" (Claude Code)"}

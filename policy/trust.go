@@ -21,11 +21,25 @@ import (
 // DIR, DIR too (each resolved through symlinks, and widened to the git
 // work tree that holds it, if any), except one that is HOME or lies above
 // it (/, /home): running in one's home or at the root is
-// no checkout. A file counts by its resolved path, so a symlink in the
-// tree to a file elsewhere is the file elsewhere, and a symlink outside
-// to a file in the tree is the tree's. The user scope
-// (~/.claude/settings.json or $CLAUDE_CONFIG_DIR/settings.json) is the
-// user's wherever it lies, and so is the managed layer.
+// no checkout. A file is the tree's when the tree holds it or any step
+// of the path it was found at: a symlink in the tree to a file elsewhere
+// is the tree's too (the repository chose where it points, or the
+// command made it in an earlier run), and so is a symlink outside to a
+// file in the tree. The user scope (~/.claude/settings.json or
+// $CLAUDE_CONFIG_DIR/settings.json) is the user's wherever it lies, and
+// so is the managed layer.
+//
+// What a repository file may not set without trust is the class of keys
+// that move secrets or open a way out, not a list of past cases:
+// credentials; where traffic leaves (parentProxy, mitmProxy) and which
+// certificates vouch for upstream servers (tlsTerminate's CA paths),
+// since either hands a terminated request, injected token and all, to
+// whoever the file names; Unix sockets outside the sandbox (a Docker or
+// D-Bus socket is the host); and the switches that turn enforcement off.
+// The hosts credentials are injected toward by default (allowedDomains)
+// are those of trusted layers only (Network.TrustedDomains), so a
+// repository file that only adds a domain cannot make it a destination
+// for the user's token.
 
 // weakening is one key a repository layer may not set without trust.
 type weakening struct {
@@ -35,6 +49,8 @@ type weakening struct {
 const (
 	whySecrets = "a file in the working tree may not configure credential injection"
 	whyWeaken  = "a file in the working tree may not switch enforcement off or weaken it"
+	whyRoute   = "a file in the working tree may not choose where traffic leaves or which certificates vouch for upstream servers"
+	whySockets = "a file in the working tree may not open Unix sockets outside the sandbox"
 )
 
 // noteWeakening records key (shown as in the file) when the value just
@@ -62,6 +78,22 @@ func (l *layer) noteWeakening(key, shown string) {
 	case "network.allowAllUnixSockets":
 		if isTrue(l.allowAllUnixSockets) {
 			add(whyWeaken)
+		}
+	case "network.allowUnixSockets":
+		if len(l.allowUnixSockets) > 0 {
+			add(whySockets)
+		}
+	case "network.parentProxy":
+		if l.parentProxy != nil {
+			add(whyRoute)
+		}
+	case "network.mitmProxy":
+		if l.mitmProxy != nil {
+			add(whyRoute)
+		}
+	case "network.tlsTerminate":
+		if t := l.tlsTerminate; t != nil && (t.CACertPath != "" || t.CAKeyPath != "" || len(t.ExtraCACertPaths) > 0) {
+			add(whyRoute)
 		}
 	case "credentials":
 		if c := l.credentials; c != nil && secretFlow(c) {
@@ -126,22 +158,43 @@ func gitTop(dir string) string {
 }
 
 // classify marks the layers that lie in a working tree. userScope is
-// the Claude user scope file ("" none), always the user's.
+// the Claude user scope file ("" none), always the user's. A layer that
+// is not a file (the command line, --allow-registry's) is the user's.
 func classify(layers []*layer, trees []string, userScope string) {
 	ru := ""
 	if userScope != "" {
 		ru = resolvedOr(userScope)
 	}
 	for _, l := range layers {
-		if l.managed || l.flags || len(trees) == 0 {
+		if l.managed || l.flags || l.label != "" || len(trees) == 0 {
 			continue
 		}
 		abs, err := filepath.Abs(l.file)
 		if err != nil {
+			l.repo = true // fail closed: where it lies is unknown
 			continue
 		}
-		real := resolvedOr(abs)
-		l.repo = real != ru && WithinAny(real, trees)
+		if userScope != "" && (filepath.Clean(abs) == filepath.Clean(userScope) || resolvedOr(abs) == ru) {
+			continue
+		}
+		l.repo = inTree(abs, trees)
+	}
+}
+
+// inTree reports whether the file at abs is the tree's: the tree holds
+// the file itself or any step of the path, each step resolved through
+// the symlinks before it. A symlink the tree holds (a file's or a
+// directory's) decides where the rest of the path goes, so the tree
+// owns what it leads to.
+func inTree(abs string, trees []string) bool {
+	abs = filepath.Clean(abs)
+	for p := abs; ; p = filepath.Dir(p) {
+		if WithinAny(resolvedOr(p), trees) {
+			return true
+		}
+		if p == "/" || p == "." {
+			return false
+		}
 	}
 }
 
@@ -170,16 +223,16 @@ func checkTrust(layers []*layer, trustAll bool, r resolver) error {
 		}
 	}
 	for _, l := range layers {
-		if !l.repo || len(l.weakens) == 0 || trustAll {
+		l.trusted = !l.repo || trustAll
+		if l.trusted {
 			continue
 		}
 		abs, _ := filepath.Abs(l.file)
-		real := resolvedOr(abs)
-		if WithinAny(real, trusted) {
+		if l.trusted = inTree(abs, trusted); l.trusted || len(l.weakens) == 0 {
 			continue
 		}
 		w := l.weakens[0]
-		dir := filepath.Dir(real)
+		dir := filepath.Dir(filepath.Clean(abs))
 		if filepath.Base(dir) == ".claude" {
 			dir = filepath.Dir(dir)
 		}

@@ -107,7 +107,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 	}
 	pl.secrets, pl.credentialNotes = secrets, notes
 	if p.Credentials != nil {
-		pl.injectHosts, pl.plainInject = p.Network.AllowedDomains, p.Credentials.AllowPlaintextInject
+		pl.injectHosts, pl.plainInject = p.Network.TrustedDomains, p.Credentials.AllowPlaintextInject
 		pl.awsPairs, pl.awsHosts = pairAWS(p, secrets)
 		sv := p.Credentials.SigV4
 		pl.sigv4 = credentials.SigV4Policy{Streaming: sv.Streaming, Presigned: sv.Presigned, SigV4A: sv.SigV4A}

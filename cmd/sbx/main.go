@@ -447,8 +447,9 @@ Policy:
                          with their Read()/Edit() permission rules; exit 125 if they
                          set sandbox.enabled false
   --trust-project-settings  settings files in the working tree (DIR/.claude/…, a
-                         --settings file there) may configure credentials, ignoreViolations,
-                         filesystem.disabled and weaker modes; without it: exit 125
+                         --settings file there) may configure credentials, proxies, CAs,
+                         Unix sockets, ignoreViolations, filesystem.disabled, weaker modes,
+                         re-open denies, replace the command gate; without it: exit 125
   --reads all|declared   declared: nothing is readable but allowRead, allowWrite, the
                          program and a minimal runtime (/usr /bin /sbin /lib* /etc)
   --preset NAME          make a toolchain's caches writable: node go python rust dotnet

@@ -161,6 +161,7 @@ type grant struct {
 	exists    bool
 	soft      bool // from a Claude permission rule or a glob: skipped (noted) instead of refused
 	managed   bool
+	untrusted bool // from a layer in the working tree (the trust boundary)
 	what      string
 }
 
@@ -181,6 +182,13 @@ type model struct {
 	lastReach string // why the last reach failed
 	fileRoot  string // the directory of the layer being read
 	claude    bool   // --claude-settings: the managed layer anchors at DIR too
+	// trustedDenyR are the denyRead paths (real) of layers outside the
+	// working tree: a tree's allowRead may not re-open them.
+	trustedDenyR []string
+	// denyWLits are the literal paths of the denyWrite entries (and
+	// their matches): one named through a symlink in a writable root is
+	// refused (the command could replace the link).
+	denyWLits []string
 }
 
 func (m *model) refuseIf(cond bool, format string, a ...any) {
@@ -219,7 +227,55 @@ func (m *model) build(c *Case) {
 	}
 	m.reads = m.keep(rawReads, false, masks, inManagedDeny)
 	m.writes = m.keep(rawWrites, true, masks, inManagedDeny)
+	m.untrustedReopen(masks)
+	m.denyWriteLinks()
 	m.finish(masks, denyR, denyW)
+}
+
+// untrustedReopen refuses the case when an allowRead that only layers
+// in the working tree give equals or lies inside a built-in mask or a
+// denyRead of a layer outside the tree, other than "/" (strict reads,
+// under which a repository may name what it reads): a repository's file
+// may narrow what the user denies, not undo it.
+func (m *model) untrustedReopen(masks []string) {
+	trusted := map[string]bool{}
+	for _, g := range m.reads {
+		if !g.untrusted {
+			trusted[g.real] = true
+		}
+	}
+	denied := append(append([]string(nil), masks...), m.trustedDenyR...)
+	for _, g := range m.reads {
+		if !g.untrusted || trusted[g.real] {
+			continue
+		}
+		for _, d := range denied {
+			if d != "/" && within(g.real, d) {
+				m.refuseIf(true, "trust boundary: %s (in the working tree) re-opens %s", g.what, d)
+			}
+		}
+	}
+}
+
+// denyWriteLinks refuses the case when a denyWrite entry is named
+// through a symlink (the entry itself or a directory on its way) that
+// lies in a writable root: the rule would land on the link's target
+// while the command could replace the link.
+func (m *model) denyWriteLinks() {
+	for _, lit := range m.denyWLits {
+		for q := lit; q != "/" && q != "."; q = filepath.Dir(q) {
+			st, err := os.Lstat(q)
+			if err != nil || st.Mode()&os.ModeSymlink == 0 {
+				continue
+			}
+			d, _ := resolve(filepath.Dir(q))
+			for _, g := range m.writes {
+				if within(d, g.real) {
+					m.refuseIf(true, "denyWrite %s is named through the symlink %s inside the writable %s", lit, q, g.real)
+				}
+			}
+		}
+	}
 }
 
 // managedKeys reports whether the managed layer sets filesystem keys,
@@ -310,6 +366,7 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 					m.notes = append(m.notes, "allowManagedReadPathsOnly drops "+g.what)
 					continue
 				}
+				g.untrusted = inTree
 				rawReads = append(rawReads, g)
 			}
 		}
@@ -342,21 +399,29 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		for _, s := range l.DenyRead {
 			for _, g := range m.expand(s, l, false, managed, "denyRead "+s) {
 				denyR = append(denyR, g.real)
+				if !inTree {
+					m.trustedDenyR = append(m.trustedDenyR, g.real)
+				}
 			}
 		}
 		for _, s := range l.ReadDeny {
 			for _, g := range m.expand(s, l, true, managed, "Read("+s+") deny") {
 				denyR = append(denyR, g.real)
+				if !inTree {
+					m.trustedDenyR = append(m.trustedDenyR, g.real)
+				}
 			}
 		}
 		for _, s := range l.DenyWrite {
 			for _, g := range m.expand(s, l, false, managed, "denyWrite "+s) {
 				denyW = append(denyW, g.real)
+				m.denyWLits = append(m.denyWLits, g.lit)
 			}
 		}
 		for _, s := range l.EditDeny {
 			for _, g := range m.expand(s, l, true, managed, "Edit("+s+") deny") {
 				denyW = append(denyW, g.real)
+				m.denyWLits = append(m.denyWLits, g.lit)
 			}
 		}
 	}

@@ -1,0 +1,353 @@
+package policy
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The trust boundary and "managed wins", composed: each test stacks a
+// user's (or managed) file with a repository's and checks what the
+// repository's file may not do: route the user's token, choose where
+// traffic leaves, re-open what the user denies, replace the user's
+// command gate. The generated cases of internal/oracle cover the
+// filesystem half (allowRead from a layer in the tree) as well.
+
+// mustFail builds in and wants an error holding every one of want, on
+// one line.
+func mustFail(t *testing.T, in Input, want ...string) {
+	t.Helper()
+	_, err := Build(in)
+	if err == nil {
+		t.Fatalf("built; want an error with %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %q lacks %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error on more than one line: %q", err)
+	}
+}
+
+func mustBuild(t *testing.T, in Input) *Policy {
+	t.Helper()
+	p, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const maskToken = `"credentials": {"envVars": [{"name": "MYTOKEN", "mode": "mask"}]}`
+
+func TestUntrustedDomainsGetNoCredentials(t *testing.T) {
+	in := input(t)
+	user := filepath.Join(t.TempDir(), "user.json")
+	mustWrite(t, user, srtFile(`"network": {"allowedDomains": ["good.test"]}, `+maskToken))
+	repo := filepath.Join(in.Cwd, ".sbx.json")
+	mustWrite(t, repo, srtFile(`"network": {"allowedDomains": ["evil.test"]}`))
+	in.AllowDomains = []string{"flag.test"}
+	in.AllowRegistry = []string{"npm"}
+	for _, order := range [][]string{{user, repo}, {repo, user}} {
+		in.Settings = order
+		p := mustBuild(t, in)
+		if !slices.Contains(p.Network.AllowedDomains, "evil.test") {
+			t.Errorf("the repository's domain is not reachable: %v", p.Network.AllowedDomains)
+		}
+		if slices.Contains(p.Network.TrustedDomains, "evil.test") {
+			t.Errorf("the repository's domain would get the token: %v", p.Network.TrustedDomains)
+		}
+		for _, d := range []string{"good.test", "flag.test", "registry.npmjs.org"} {
+			if !slices.Contains(p.Network.TrustedDomains, d) {
+				t.Errorf("%s is not an injection target: %v", d, p.Network.TrustedDomains)
+			}
+		}
+		if !slices.ContainsFunc(p.Notes, func(n string) bool {
+			return strings.Contains(n, repo) && strings.Contains(n, "no injected credentials")
+		}) {
+			t.Errorf("no note names the repository's domains: %q", p.Notes)
+		}
+	}
+	in.TrustProjectSettings = true
+	if p := mustBuild(t, in); !slices.Contains(p.Network.TrustedDomains, "evil.test") {
+		t.Errorf("trusted, the repository's domain is no injection target: %v", p.Network.TrustedDomains)
+	}
+}
+
+func TestRoutingNeedsTrust(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "m.sock")
+	ln := listenUnix(t, sock)
+	defer ln.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	mustWrite(t, ca, "not read before the trust check")
+	for key, body := range map[string]string{
+		"network.parentProxy":  `"network": {"parentProxy": {"http": "http://127.0.0.1:3128"}}`,
+		"network.mitmProxy":    `"network": {"mitmProxy": {"socketPath": "` + sock + `", "domains": ["a.test"]}}`,
+		"network.tlsTerminate": `"network": {"tlsTerminate": {"extraCaCertPaths": ["` + ca + `"]}}`,
+		"allowUnixSockets":     `"network": {"allowUnixSockets": ["` + sock + `"]}`,
+	} {
+		t.Run(key, func(t *testing.T) {
+			in := input(t)
+			f := filepath.Join(in.Cwd, "s.json")
+			mustWrite(t, f, srtFile(body))
+			in.Settings = []string{f}
+			mustFail(t, in, f, key, "--trust-project-settings")
+			in.TrustProjectSettings = true
+			if _, err := Build(in); err != nil && strings.Contains(err.Error(), "--trust-project-settings") {
+				t.Errorf("trusted, still refused: %v", err)
+			}
+		})
+	}
+	// A repository may still narrow: tlsTerminate's excludeDomains.
+	in := input(t)
+	f := filepath.Join(in.Cwd, "s.json")
+	mustWrite(t, f, srtFile(`"network": {"tlsTerminate": {"excludeDomains": ["a.test"]}}`))
+	in.Settings = []string{f}
+	mustBuild(t, in)
+}
+
+func TestManagedDeniedAddressesKeepTheProxyChoice(t *testing.T) {
+	in := input(t)
+	managed := filepath.Join(t.TempDir(), "managed.json")
+	mustWrite(t, managed, `{"sandbox": {"network": {"deniedResolvedAddresses": ["127.0.0.0/8"]}}}`)
+	in.ManagedSettings = managed
+	user := filepath.Join(t.TempDir(), "user.json")
+	mustWrite(t, user, srtFile(`"network": {"parentProxy": {"http": "http://127.0.0.1:3128"}}`))
+	in.Settings = []string{user}
+	mustFail(t, in, user, "parentProxy", "managed")
+	// The managed settings may choose one themselves.
+	mustWrite(t, managed, `{"sandbox": {"network": {"deniedResolvedAddresses": ["127.0.0.0/8"], "parentProxy": {"http": "http://10.0.0.1:3128"}}}}`)
+	in.Settings = nil
+	mustBuild(t, in)
+	// Without denied addresses, the user's file may.
+	mustWrite(t, managed, `{"sandbox": {"network": {"deniedDomains": ["x.test"]}}}`)
+	in.Settings = []string{user}
+	mustBuild(t, in)
+}
+
+func TestUntrustedAllowReadReopens(t *testing.T) {
+	setup := func(t *testing.T) (Input, string) {
+		in := input(t)
+		for _, d := range []string{".ssh", "private"} {
+			if err := os.MkdirAll(filepath.Join(in.Home, d), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustWrite(t, filepath.Join(in.Home, "private", "notes"), "x")
+		mustWrite(t, filepath.Join(in.Home, ".claude", "settings.json"), `{"sandbox": {"filesystem": {"denyRead": ["~/private"]}}}`)
+		in.ClaudeSettings, in.ClaudeDir = true, in.Cwd
+		return in, filepath.Join(in.Cwd, ".claude", "settings.json")
+	}
+	for _, c := range []struct {
+		name, repo string
+		refused    bool
+	}{
+		{"a built-in mask", `{"sandbox": {"filesystem": {"allowRead": ["~/.ssh"]}}}`, true},
+		{"inside a built-in mask", `{"sandbox": {"filesystem": {"allowRead": ["~/.ssh/config"]}}}`, true},
+		{"the user's deny", `{"sandbox": {"filesystem": {"allowRead": ["~/private"]}}}`, true},
+		{"inside the user's deny", `{"sandbox": {"filesystem": {"allowRead": ["~/private/notes"]}}}`, true},
+		{"its own deny", `{"sandbox": {"filesystem": {"denyRead": ["./a"], "allowRead": ["./a/b"]}}}`, false},
+		{"around a mask (the mask stays)", `{"sandbox": {"filesystem": {"allowRead": ["~"]}}}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, repo := setup(t)
+			mustWrite(t, repo, c.repo)
+			if !c.refused {
+				mustBuild(t, in)
+				return
+			}
+			mustFail(t, in, repo, "allowRead", "--trust-project-settings")
+			in.TrustProjectSettings = true
+			mustBuild(t, in)
+			// The user naming the same grant makes it theirs.
+			in.TrustProjectSettings = false
+			var grant struct {
+				Sandbox struct {
+					Filesystem struct{ AllowRead []string } `json:"filesystem"`
+				} `json:"sandbox"`
+			}
+			mustUnmarshal(t, c.repo, &grant)
+			in.AllowRead = grant.Sandbox.Filesystem.AllowRead
+			mustBuild(t, in)
+		})
+	}
+}
+
+func TestRepositoryMayNotReplaceTheGate(t *testing.T) {
+	in := input(t)
+	user := filepath.Join(t.TempDir(), "gate.json")
+	mustWrite(t, user, srtFile(`"commands": {"enabled": true}`))
+	repo := filepath.Join(in.Cwd, "gate.json")
+	mustWrite(t, repo, srtFile(`"commands": {"deniedWords": ["terraform"]}`))
+	in.Settings = []string{user, repo}
+	mustFail(t, in, repo, "command gate", user)
+	// A gate where the user has none only narrows; a later user file
+	// replaces the repository's.
+	in.Settings = []string{repo}
+	mustBuild(t, in)
+	in.Settings = []string{repo, user}
+	mustBuild(t, in)
+	in.Settings, in.TrustProjectSettings = []string{user, repo}, true
+	mustBuild(t, in)
+}
+
+func TestDuplicateKeysRefused(t *testing.T) {
+	for _, body := range []string{
+		`{"network": {}, "filesystem": {"denyRead": ["./s"], "denyRead": []}}`,
+		`{"network": {}, "filesystem": {}, "filesystem": {}}`,
+		`{"sandbox": {"filesystem": {}}, "permissions": {"deny": ["Read(./s)"], "deny": []}}`,
+	} {
+		in := input(t)
+		f := filepath.Join(t.TempDir(), "s.json")
+		mustWrite(t, f, body)
+		in.Settings = []string{f}
+		mustFail(t, in, f, "twice")
+	}
+}
+
+func TestEmptyFlagValues(t *testing.T) {
+	for flag, set := range map[string]func(*Input){
+		"--allow-read":        func(in *Input) { in.AllowRead = []string{""} },
+		"--deny-read":         func(in *Input) { in.DenyRead = []string{""} },
+		"--allow-write":       func(in *Input) { in.AllowWrite = []string{""} },
+		"--deny-write":        func(in *Input) { in.DenyWrite = []string{" "} },
+		"--discard-writes":    func(in *Input) { in.DiscardWrites = []string{""} },
+		"--allow-domain":      func(in *Input) { in.AllowDomains = []string{""} },
+		"--deny-domain":       func(in *Input) { in.DenyDomains = []string{""} },
+		"--allow-unix-socket": func(in *Input) { in.AllowUnixSockets = []string{""} },
+	} {
+		in := input(t)
+		set(&in)
+		mustFail(t, in, flag, "empty")
+	}
+}
+
+func TestDenyWriteThroughALinkInAWritableRoot(t *testing.T) {
+	in := input(t)
+	real := filepath.Join(in.Cwd, "real")
+	mustWrite(t, filepath.Join(real, "cfg.json"), "{}")
+	if err := os.Symlink(filepath.Join(real, "cfg.json"), filepath.Join(in.Cwd, "cfg.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(in.Cwd, "cfgdir")); err != nil {
+		t.Fatal(err)
+	}
+	in.AllowWrite = []string{"."}
+	for _, e := range []string{"./cfg.json", "./cfgdir/cfg.json", "./cfgdir/*.json"} {
+		in.DenyWrite = []string{e}
+		mustFail(t, in, "symlink inside a writable place", e)
+	}
+	// The real path is fine, and so is a link outside the writable root.
+	in.DenyWrite = []string{"./real/cfg.json"}
+	mustBuild(t, in)
+	in.AllowWrite = []string{"./real"}
+	in.DenyWrite = []string{"./cfg.json"}
+	mustBuild(t, in)
+}
+
+func TestDeclaredReadsKeepManagedDenies(t *testing.T) {
+	in := input(t)
+	managed := filepath.Join(t.TempDir(), "managed.json")
+	mustWrite(t, managed, `{"sandbox": {"filesystem": {"denyRead": ["//"], "allowRead": ["//usr", "//bin", "//lib", "//lib64"]}}}`)
+	in.ManagedSettings, in.Reads = managed, "declared"
+	p := mustBuild(t, in)
+	for _, a := range p.Filesystem.AllowRead {
+		if Within(a, "/etc") || a == "/sbin" {
+			t.Errorf("--reads declared re-opened %s under a managed deny of /", a)
+		}
+	}
+}
+
+func TestManagedHomeDeniesHoldAtBothHomes(t *testing.T) {
+	in := input(t)
+	in.PasswdHome = t.TempDir()
+	for _, h := range []string{in.Home, in.PasswdHome} {
+		mustWrite(t, filepath.Join(h, ".bashrc"), "x")
+		mustWrite(t, filepath.Join(h, "notes"), "x")
+	}
+	managed := filepath.Join(t.TempDir(), "managed.json")
+	mustWrite(t, managed, `{"permissions": {"deny": ["Read(~/.bashrc)"]}, "sandbox": {"filesystem": {"denyRead": ["~/notes"]}}}`)
+	in.ManagedSettings = managed
+	p := mustBuild(t, in)
+	for _, h := range []string{in.Home, in.PasswdHome} {
+		for _, f := range []string{".bashrc", "notes"} {
+			if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(h, f)) {
+				t.Errorf("%s/%s not denied: %v", h, f, p.Filesystem.DenyRead)
+			}
+		}
+	}
+}
+
+func TestDenyGlobMustListWhatItCouldMatch(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root lists every directory; run as an unprivileged user")
+	}
+	in := input(t)
+	hid := filepath.Join(in.Cwd, "hid")
+	mustWrite(t, filepath.Join(hid, "k.pem"), "x")
+	shut := filepath.Join(in.Cwd, "shut")
+	mustWrite(t, filepath.Join(shut, "k.pem"), "x")
+	if err := os.Chmod(hid, 0o311); err != nil { // enterable, not listable
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shut, 0o000); err != nil { // neither: the command cannot reach it
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(hid, 0o755); os.Chmod(shut, 0o755) })
+	in.DenyRead = []string{"./**/*.pem"}
+	mustFail(t, in, hid, "cannot list")
+	os.Chmod(hid, 0o755)
+	p := mustBuild(t, in)
+	if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(hid, "k.pem")) {
+		t.Errorf("listable again, k.pem not denied: %v", p.Filesystem.DenyRead)
+	}
+	// An allow pattern may skip what it cannot list.
+	os.Chmod(hid, 0o311)
+	in.DenyRead, in.AllowRead = nil, []string{"./**/*.pem"}
+	mustBuild(t, in)
+}
+
+func listenUnix(t *testing.T, path string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+func mustUnmarshal(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProxyFlagsBesideNetNone(t *testing.T) {
+	for flag, set := range map[string]func(*Input){
+		"--allow-domain":   func(in *Input) { in.AllowDomains = []string{"a.test"} },
+		"--allow-registry": func(in *Input) { in.AllowRegistry = []string{"npm"} },
+		"--tls-terminate":  func(in *Input) { in.TLSTerminate = true },
+	} {
+		in := input(t)
+		in.NetMode = "none"
+		set(&in)
+		mustFail(t, in, flag, "--net none")
+		in.NetMode = "filtered"
+		mustBuild(t, in)
+	}
+	// A settings file's domains under --net none: the caller runs offline.
+	in := input(t)
+	f := filepath.Join(t.TempDir(), "s.json")
+	mustWrite(t, f, srtFile(`"network": {"allowedDomains": ["a.test"]}`))
+	in.Settings, in.NetMode = []string{f}, "none"
+	if p := mustBuild(t, in); p.Network.Mode != "none" {
+		t.Errorf("mode %s", p.Network.Mode)
+	}
+}
