@@ -351,3 +351,46 @@ func TestProxyFlagsBesideNetNone(t *testing.T) {
 		t.Errorf("mode %s", p.Network.Mode)
 	}
 }
+
+// TestRepositoryWritesStayInTheTree: a repository's file may make its
+// own tree writable, not a path outside it (~/.local/bin is code the
+// host runs), in any spelling; nor make .git/config writable or search
+// less deep for protected names.
+func TestRepositoryWritesStayInTheTree(t *testing.T) {
+	in := input(t)
+	bin := filepath.Join(in.Home, ".local", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(in.Cwd, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in.ClaudeSettings, in.ClaudeDir = true, in.Cwd
+	proj := filepath.Join(in.Cwd, ".claude", "settings.json")
+	for _, c := range []struct{ body, key string }{
+		{`{"sandbox": {"filesystem": {"allowWrite": ["~/.local/bin"]}}}`, "allowWrite"},
+		{`{"permissions": {"allow": ["Edit(~/.local/bin/**)"]}}`, "allowWrite"},
+		{`{"permissions": {"additionalDirectories": ["~/.local/bin"]}}`, "allowWrite"},
+		{`{"sandbox": {"filesystem": {"allowGitConfig": true}}}`, "allowGitConfig"},
+		{`{"sandbox": {"mandatoryDenySearchDepth": 1}}`, "mandatoryDenySearchDepth"},
+	} {
+		mustWrite(t, proj, c.body)
+		mustFail(t, in, proj, c.key, "--trust-project-settings")
+		in.TrustProjectSettings = true
+		mustBuild(t, in)
+		in.TrustProjectSettings = false
+	}
+	// Inside the tree, or a deeper search: fine. The user's own grant of
+	// the same path makes it theirs.
+	for _, body := range []string{
+		`{"sandbox": {"filesystem": {"allowWrite": ["./out"]}}}`,
+		`{"permissions": {"allow": ["Edit(./out/**)"]}}`,
+		`{"sandbox": {"mandatoryDenySearchDepth": 5}}`,
+	} {
+		mustWrite(t, proj, body)
+		mustBuild(t, in)
+	}
+	mustWrite(t, proj, `{"sandbox": {"filesystem": {"allowWrite": ["~/.local/bin"]}}}`)
+	in.AllowWrite = []string{bin}
+	mustBuild(t, in)
+}

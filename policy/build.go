@@ -250,7 +250,7 @@ func (b *builder) grants() error {
 	}
 	b.grantLog = b.r.grants
 	b.r.grants = nil
-	return nil
+	return untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in)))
 }
 
 // discard adds the --undeclared-writes discard regions, checks

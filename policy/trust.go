@@ -30,7 +30,11 @@ import (
 // so is the managed layer.
 //
 // What a repository file may not set without trust is the class of keys
-// that move secrets or open a way out, not a list of past cases:
+// that move secrets or open a way out, not a list of past cases: writes
+// outside the working tree (allowWrite, Edit() and additionalDirectories
+// there: ~/.local/bin or ~/.config/autostart is code the host runs, see
+// untrustedWrites), .git/config (allowGitConfig) and a shallower search
+// for protected names;
 // credentials; where traffic leaves (parentProxy, mitmProxy) and which
 // certificates vouch for upstream servers (tlsTerminate's CA paths),
 // since either hands a terminated request, injected token and all, to
@@ -82,6 +86,16 @@ func (l *layer) noteWeakening(key, shown string) {
 	case "network.allowUnixSockets":
 		if len(l.allowUnixSockets) > 0 {
 			add(whySockets)
+		}
+	case "filesystem.allowGitConfig":
+		// .git/config writable: core.fsmonitor, core.hooksPath and
+		// aliases run on the host at the next git command.
+		if isTrue(l.allowGitConfig) {
+			add(whyWeaken)
+		}
+	case "mandatoryDenySearchDepth":
+		if l.searchDepth != nil && *l.searchDepth < DefaultSearchDepth {
+			add(whyWeaken)
 		}
 	case "network.parentProxy":
 		if l.parentProxy != nil {
@@ -237,6 +251,24 @@ func checkTrust(layers []*layer, trustAll bool, r resolver) error {
 			dir = filepath.Dir(dir)
 		}
 		return &SettingsError{File: l.file, Key: w.key, Problem: fmt.Sprintf("%s; review it, then pass --trust-project-settings (or list %s in sandbox.trustedProjectDirs in ~/.claude/settings.json)", w.why, dir)}
+	}
+	return nil
+}
+
+// untrustedWrites refuses a writable path (resolved) that only untrusted
+// sources granted and that lies outside every working tree: a
+// repository's file may make its own tree writable, not the user's
+// home or the rest of the system. g holds which sources spelled each
+// grant (see links.go).
+func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees []string) error {
+	if g == nil {
+		return nil
+	}
+	for _, a := range writes {
+		if _, ok := g.lits[list][a]; !ok || len(g.trusted[list][a]) > 0 || WithinAny(a, trees) {
+			continue
+		}
+		return fmt.Errorf("%s: %s %s lies outside the working tree; a file in the working tree may make writable only what is inside it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", strings.Join(m.src[list][a], ", "), list, a)
 	}
 	return nil
 }

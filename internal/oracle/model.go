@@ -228,6 +228,7 @@ func (m *model) build(c *Case) {
 	m.reads = m.keep(rawReads, false, masks, inManagedDeny)
 	m.writes = m.keep(rawWrites, true, masks, inManagedDeny)
 	m.untrustedReopen(masks)
+	m.untrustedWrites()
 	m.denyWriteLinks()
 	m.finish(masks, denyR, denyW)
 }
@@ -253,6 +254,25 @@ func (m *model) untrustedReopen(masks []string) {
 			if d != "/" && within(g.real, d) {
 				m.refuseIf(true, "trust boundary: %s (in the working tree) re-opens %s", g.what, d)
 			}
+		}
+	}
+}
+
+// untrustedWrites refuses the case when a writable root that only
+// layers in the working tree grant lies outside the working tree (the
+// "work" directory): a repository's file may make its own tree
+// writable, not the user's home or the rest of the system.
+func (m *model) untrustedWrites() {
+	trusted := map[string]bool{}
+	for _, g := range m.writes {
+		if !g.untrusted {
+			trusted[g.real] = true
+		}
+	}
+	tree := filepath.Join(m.env.T, "work")
+	for _, g := range m.writes {
+		if g.untrusted && !trusted[g.real] && !within(g.real, tree) && !within(g.real, m.env.Cwd) {
+			m.refuseIf(true, "trust boundary: %s (in the working tree) makes %s writable, outside the tree", g.what, g.real)
 		}
 	}
 }
@@ -372,16 +392,19 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		}
 		for _, s := range l.AllowWrite {
 			for _, g := range m.expand(s, l, false, managed, "allowWrite "+s) {
+				g.untrusted = inTree
 				rawWrites = append(rawWrites, g)
 			}
 		}
 		for _, s := range l.EditAllow {
 			for _, g := range m.expand(s, l, true, managed, "Edit("+s+") allow") {
+				g.untrusted = inTree
 				rawWrites = append(rawWrites, g)
 			}
 		}
 		for _, s := range l.AddDirs {
 			for _, g := range m.expandDir(s, l, managed, "additionalDirectories "+s) {
+				g.untrusted = inTree
 				rawWrites = append(rawWrites, g)
 			}
 		}
