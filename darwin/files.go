@@ -8,9 +8,11 @@ var (
 	protectedFiles = []string{
 		".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc",
 		".zprofile", ".profile", ".ripgreprc", ".mcp.json",
+		".zshenv", ".zlogin", ".zlogout", ".bash_login", ".bash_logout",
 	}
 	protectedDirs = []string{
-		".vscode", ".idea", ".claude/commands", ".claude/agents", ".git/hooks",
+		".vscode", ".idea", ".claude", ".git/hooks",
+		".git/modules", ".git/worktrees",
 	}
 	gitConfig = ".git/config" // protected unless AllowGitConfig
 	// protectedParents are the directories between a writable directory and

@@ -109,11 +109,13 @@ func ruleOpsLen(r compiledRule) int {
 // finishOps appends the port rules, no_new_privs, the restriction and the
 // ruleset's close.
 func (rs Ruleset) finishOps(p *rawexec.Program, attr *unix.LandlockRulesetAttr, ruleset rawexec.Arg) {
-	if attr.Handled_access_net != 0 {
+	if attr.Handled_access_net&unix.LANDLOCK_ACCESS_NET_CONNECT_TCP != 0 {
 		for _, port := range rs.ConnectPorts {
 			np := &netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
 			p.Syscall("landlock: port rule", unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(ruleNetPort), rawexec.Ptr(np), rawexec.Imm(0))
 		}
+	}
+	if attr.Handled_access_net&unix.LANDLOCK_ACCESS_NET_BIND_TCP != 0 {
 		for _, port := range rs.BindPorts {
 			np := &netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_BIND_TCP, port: uint64(port)}
 			p.Syscall("landlock: bind port rule", unix.SYS_LANDLOCK_ADD_RULE, ruleset, rawexec.Imm(ruleNetPort), rawexec.Ptr(np), rawexec.Imm(0))

@@ -73,7 +73,9 @@ func (rs Ruleset) rulesetAttr() (int, *unix.LandlockRulesetAttr, uintptr, error)
 	attr := &unix.LandlockRulesetAttr{Handled_access_fs: fsMask(abi)}
 	size := unsafe.Sizeof(attr.Handled_access_fs)
 	if abi >= 4 && rs.RestrictTCP {
-		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP
+		if !rs.BindAny {
+			attr.Handled_access_net |= unix.LANDLOCK_ACCESS_NET_BIND_TCP
+		}
 		if !rs.ConnectAny {
 			attr.Handled_access_net |= unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		}
@@ -129,13 +131,15 @@ func (rs Ruleset) RestrictThread() (int, error) {
 			return abi, fmt.Errorf("landlock: rule for %s: %w", r.Path, err)
 		}
 	}
-	if attr.Handled_access_net != 0 {
+	if attr.Handled_access_net&unix.LANDLOCK_ACCESS_NET_CONNECT_TCP != 0 {
 		for _, port := range rs.ConnectPorts {
 			np := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
 			if err := addRule(fd, ruleNetPort, unsafe.Pointer(&np)); err != nil {
 				return abi, fmt.Errorf("landlock: port rule %d: %w", port, err)
 			}
 		}
+	}
+	if attr.Handled_access_net&unix.LANDLOCK_ACCESS_NET_BIND_TCP != 0 {
 		for _, port := range rs.BindPorts {
 			np := netPortAttr{allowed: unix.LANDLOCK_ACCESS_NET_BIND_TCP, port: uint64(port)}
 			if err := addRule(fd, ruleNetPort, unsafe.Pointer(&np)); err != nil {

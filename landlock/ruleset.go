@@ -66,6 +66,10 @@ type Ruleset struct {
 	ConnectAny bool `json:"connectAny,omitempty"`
 	// BindPorts are the only ports the command may bind (published ports).
 	BindPorts []uint16 `json:"bindPorts,omitempty"`
+	// BindAny leaves TCP bind unrestricted (only connect is handled):
+	// allowLocalBinding in the weaker mode, which has no network
+	// namespace of its own, so that connect stays held to the proxy.
+	BindAny bool `json:"bindAny,omitempty"`
 	// Notes explain where Landlock leaves enforcement to the mount view.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -112,13 +116,23 @@ func Plan(p *policy.Policy, o Options) Ruleset {
 			rs.Rules = append(rs.Rules, Rule{Path: "/dev/pts", Access: Device | accessReadDir}, Rule{Path: "/dev/ptmx", Access: Device, NotDir: true})
 		}
 	}
-	if !p.Network.AllowLocalBinding && p.Network.Mode != "host" {
+	// allowLocalBinding lifts the TCP rules where the sandbox has a
+	// network namespace of its own (its loopback is all a bind or a
+	// connect there reaches). In the weaker mode there is none: binding
+	// is free, but connect stays held to the proxy, else every address
+	// would be one connect away.
+	if p.Network.Mode != "host" && !(p.Network.AllowLocalBinding && !o.Weaker) {
 		rs.RestrictTCP = true
 		rs.ConnectAny = o.Capture
 		if !o.Capture {
 			rs.ConnectPorts = append(rs.ConnectPorts, o.ProxyPorts...)
 		}
-		rs.BindPorts = append(rs.BindPorts, o.BindPorts...)
+		if p.Network.AllowLocalBinding {
+			rs.BindAny = true
+			rs.Notes = append(rs.Notes, "allowLocalBinding in the weaker mode: any port may be bound, but TCP connects reach only the proxy (there is no network namespace to keep them on the sandbox's loopback)")
+		} else {
+			rs.BindPorts = append(rs.BindPorts, o.BindPorts...)
+		}
 	}
 	return rs
 }

@@ -394,3 +394,52 @@ func TestRepositoryWritesStayInTheTree(t *testing.T) {
 	in.AllowWrite = []string{bin}
 	mustBuild(t, in)
 }
+
+// TestTrustBoundaryRound2: the second audit's ways around the boundary.
+func TestTrustBoundaryRound2(t *testing.T) {
+	t.Run("presets and macOS keys need trust", func(t *testing.T) {
+		for key, body := range map[string]string{
+			"presets":                 `"presets": ["go"]`,
+			"allowAppleEvents":        `"allowAppleEvents": true`,
+			"network.allowMachLookup": `"network": {"allowMachLookup": ["com.apple.*"]}`,
+		} {
+			in := input(t)
+			f := filepath.Join(in.Cwd, "s.json")
+			mustWrite(t, f, srtFile(body))
+			in.Settings = []string{f}
+			mustFail(t, in, f, key, "--trust-project-settings")
+			in.TrustProjectSettings = true
+			mustBuild(t, in)
+		}
+		// --preset on the command line is the user's.
+		in := input(t)
+		in.Presets = []string{"go"}
+		mustBuild(t, in)
+	})
+	t.Run("a user scope inside the tree is the tree's", func(t *testing.T) {
+		in := input(t)
+		conf := filepath.Join(in.Cwd, "conf")
+		mustWrite(t, filepath.Join(conf, "settings.json"), `{"sandbox": {"filesystem": {"disabled": true}}}`)
+		in.ClaudeSettings, in.ClaudeDir = true, in.Cwd
+		in.Environ = append(in.Environ, "CLAUDE_CONFIG_DIR="+conf)
+		mustFail(t, in, "filesystem.disabled", "--trust-project-settings")
+		// Outside the tree it is the user's, as before.
+		out := t.TempDir()
+		mustWrite(t, filepath.Join(out, "settings.json"), `{"sandbox": {"filesystem": {"disabled": true}}}`)
+		in.Environ[len(in.Environ)-1] = "CLAUDE_CONFIG_DIR=" + out
+		mustBuild(t, in)
+	})
+	t.Run("a submodule does not end the checkout", func(t *testing.T) {
+		in := input(t)
+		super := filepath.Join(t.TempDir(), "super")
+		sub := filepath.Join(super, "sub")
+		if err := os.MkdirAll(filepath.Join(super, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, filepath.Join(sub, ".git"), "gitdir: ../.git/modules/sub\n")
+		f := filepath.Join(super, ".sbx.json")
+		mustWrite(t, f, srtFile(`"filesystem": {"disabled": true}, "network": {}`))
+		in.Cwd, in.Settings = sub, []string{f}
+		mustFail(t, in, "filesystem.disabled", "--trust-project-settings")
+	})
+}

@@ -128,7 +128,9 @@ func TestBuildPresetsAndReads(t *testing.T) {
 	in := input(t)
 	cache := filepath.Join(in.Cwd, "caches", "gocache")
 	in.Environ = append(in.Environ, "GOCACHE="+cache, "GOMODCACHE="+filepath.Join(in.Cwd, "mod"), "GOPATH="+filepath.Join(in.Cwd, "gopath"))
-	settings := filepath.Join(in.Cwd, "s.json")
+	// The user's file (outside the working tree: a repository's may not
+	// name presets without trust, see TestTrustBoundaryRound2).
+	settings := filepath.Join(t.TempDir(), "s.json")
 	os.WriteFile(settings, []byte(`{"network": {}, "filesystem": {}, "presets": ["go"]}`), 0o644)
 	in.Settings = []string{settings}
 
@@ -222,8 +224,10 @@ func TestProtectedRoot(t *testing.T) {
 		"/p/.git/hooks":       ".git/hooks",
 		"/p/.git/hooks/x":     ".git/hooks",
 		"/p/.git/config":      ".git/config",
-		"/p/.claude":          ".claude/commands",
-		"/p/.claude/agents/a": ".claude/agents",
+		"/p/.claude":          ".claude",
+		"/p/.claude/agents/a": ".claude",
+		"/p/.git/modules/s":   ".git/modules",
+		"/p/.config/git":      "",
 		"/p/.vscode/x":        ".vscode",
 		"/p/.git/objects":     "",
 		"/p/src":              "",

@@ -245,9 +245,19 @@ func ProtectedNames(allowGitConfig bool) []Protected {
 		{Name: ".bash_profile"}, {Name: ".zshrc"}, {Name: ".zprofile"},
 		{Name: ".profile"}, {Name: ".ripgreprc"}, {Name: ".mcp.json"},
 		{Name: ".vscode", Dir: true}, {Name: ".idea", Dir: true},
-		{Name: ".claude/commands", Dir: true}, {Name: ".claude/agents", Dir: true},
 		{Name: ".git/hooks", Dir: true},
 		{Name: ".git", OnlyIfFile: true},
+		// Beyond srt's list (the session-17 audit): what the host runs
+		// on its own. The whole .claude (settings files hold hooks that
+		// Claude Code runs; srt had only commands and agents), the
+		// other shell start-up files, and the git directories of
+		// submodules and worktrees (config and hooks of their own).
+		// Not git's XDG config (.config/git): a missing .config would be
+		// pinned, and every tool that makes ~/.config/x would fail.
+		{Name: ".claude", Dir: true},
+		{Name: ".zshenv"}, {Name: ".zlogin"}, {Name: ".zlogout"},
+		{Name: ".bash_login"}, {Name: ".bash_logout"},
+		{Name: ".git/modules", Dir: true}, {Name: ".git/worktrees", Dir: true},
 	}
 	if !allowGitConfig {
 		out = append(out, Protected{Name: ".git/config"})

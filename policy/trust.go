@@ -55,6 +55,7 @@ const (
 	whyWeaken  = "a file in the working tree may not switch enforcement off or weaken it"
 	whyRoute   = "a file in the working tree may not choose where traffic leaves or which certificates vouch for upstream servers"
 	whySockets = "a file in the working tree may not open Unix sockets outside the sandbox"
+	whyWrites  = "a file in the working tree may make writable only what is inside it"
 )
 
 // noteWeakening records key (shown as in the file) when the value just
@@ -86,6 +87,21 @@ func (l *layer) noteWeakening(key, shown string) {
 	case "network.allowUnixSockets":
 		if len(l.allowUnixSockets) > 0 {
 			add(whySockets)
+		}
+	case "presets":
+		// A preset makes toolchain caches outside the tree writable:
+		// a crate's build.rs or a Go build cache runs on the host at
+		// the next build.
+		if len(l.presets) > 0 {
+			add(whyWrites)
+		}
+	case "allowAppleEvents":
+		if isTrue(l.appleEvents) {
+			add(whyWeaken) // Apple Events to other apps run code outside
+		}
+	case "network.allowMachLookup":
+		if len(l.allowMachLookup) > 0 {
+			add(whyWeaken)
 		}
 	case "filesystem.allowGitConfig":
 		// .git/config writable: core.fsmonitor, core.hooksPath and
@@ -149,7 +165,7 @@ func workTrees(home string, dirs ...string) []string {
 		// A subdirectory of a checkout is in the checkout: a file in
 		// its git work tree (`--settings ../.sbx.json` from a
 		// subdirectory) is the repository's too.
-		if top := gitTop(rd); top != "" && (rhome == "" || !Within(rhome, top)) {
+		if top := gitTop(rd, rhome); top != "" {
 			rd = top
 		}
 		out = append(out, rd)
@@ -157,16 +173,22 @@ func workTrees(home string, dirs ...string) []string {
 	return dedupe(out)
 }
 
-// gitTop is the nearest directory at or above dir (resolved, clean) that
-// holds a .git entry (a repository's directory, or a worktree's file),
-// or "".
-func gitTop(dir string) string {
+// gitTop is the outermost directory at or above dir (resolved, clean),
+// below home, that holds a .git entry (a repository's directory, or a
+// worktree's or submodule's file), or "": a submodule, or a nested
+// repository the command made itself, is inside the checkout around it,
+// and a file of that checkout is the repository's too.
+func gitTop(dir, home string) string {
+	top := ""
 	for d := dir; ; d = filepath.Dir(d) {
+		if home != "" && Within(home, d) {
+			return top // HOME or above: no checkout
+		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
+			top = d
 		}
 		if d == "/" {
-			return ""
+			return top
 		}
 	}
 }
@@ -188,10 +210,14 @@ func classify(layers []*layer, trees []string, userScope string) {
 			l.repo = true // fail closed: where it lies is unknown
 			continue
 		}
-		if userScope != "" && (filepath.Clean(abs) == filepath.Clean(userScope) || resolvedOr(abs) == ru) {
-			continue
-		}
 		l.repo = inTree(abs, trees)
+		if l.repo && userScope != "" && (filepath.Clean(abs) == filepath.Clean(userScope) || resolvedOr(abs) == ru) {
+			// The user scope is the user's wherever it lies, but not
+			// inside the tree: a CLAUDE_CONFIG_DIR (or a ~/.claude
+			// link) into the checkout would make the repository's
+			// file the user's.
+			l.notes = append(l.notes, fmt.Sprintf("%s: the user scope lies in the working tree, so it is read as the repository's", l.file))
+		}
 	}
 }
 

@@ -561,7 +561,7 @@ func newConnector(rs landlock.Ruleset) (func(int, []byte) unix.Errno, error) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread is restricted
 		if rs.RestrictTCP {
-			net := landlock.Ruleset{RestrictTCP: true, ConnectAny: rs.ConnectAny, ConnectPorts: rs.ConnectPorts, BindPorts: rs.BindPorts}
+			net := landlock.Ruleset{RestrictTCP: true, ConnectAny: rs.ConnectAny, ConnectPorts: rs.ConnectPorts, BindPorts: rs.BindPorts, BindAny: rs.BindAny}
 			if _, err := net.RestrictThread(); err != nil {
 				ready <- fmt.Errorf("restricting the connect thread: %w", err)
 				return

@@ -12,6 +12,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -888,5 +889,62 @@ func TestAttackAbstractSocket(t *testing.T) {
 	}
 	if accepted.Load() != 1 {
 		t.Errorf("control: the listener accepted %d connections, want 1", accepted.Load())
+	}
+}
+
+// TestDirectoryDescriptorRefused: a directory handed in as a standard
+// descriptor or with --keep-fd would let the command open the host's
+// files through it (openat, /proc/self/fd/0/...), past the masks and
+// read-only binds inside a writable root (runc's CVE-2024-21626 class;
+// the session-17 audit read ~/.ssh/id_rsa this way). sbx exits 125 and
+// runs nothing; a regular file is passed as before.
+func TestDirectoryDescriptorRefused(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "SECRETMARK\n")
+	marker := filepath.Join(t.TempDir(), "ran")
+	dir, err := os.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	script := "touch " + marker + "; cat /proc/self/fd/0/.ssh/id_rsa /proc/self/fd/3/.ssh/id_rsa"
+	for _, c := range []struct {
+		name  string
+		stdin *os.File
+		extra []*os.File
+		args  []string
+	}{
+		{"stdin", dir, nil, nil},
+		{"--keep-fd", nil, []*os.File{dir}, []string{"--keep-fd", "3"}},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		args := append(append([]string{"--allow-write", home, "--allow-write", filepath.Dir(marker)}, c.args...), "--", "/bin/sh", "-c", script)
+		cmd := exec.CommandContext(ctx, sbxBin, args...)
+		cmd.Dir, cmd.Env = t.TempDir(), append(hermeticEnv(), "HOME="+home)
+		cmd.Stdin, cmd.ExtraFiles = c.stdin, c.extra
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		r := result{exitCode(t, cmd, cmd.Run()), so.String(), se.String()}
+		cancel()
+		wantCode(t, r, 125)
+		if strings.Contains(r.stdout, "SECRETMARK") || !strings.Contains(r.stderr, "directory") {
+			t.Fatalf("%s: %s", c.name, r)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the command ran", c.name)
+		}
+	}
+	// A file on standard input goes through.
+	f := filepath.Join(t.TempDir(), "in")
+	writeFile(t, f, "hello\n")
+	in, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command(sbxBin, "--", "/bin/cat")
+	cmd.Dir, cmd.Env, cmd.Stdin = t.TempDir(), hermeticEnv(), in
+	if out, err := cmd.Output(); err != nil || string(out) != "hello\n" {
+		t.Fatalf("a file on stdin: %q %v", out, err)
 	}
 }

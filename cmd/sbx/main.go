@@ -345,6 +345,9 @@ func (f *runFlags) context() error {
 			return fmt.Errorf("--keep-fd %d: descriptor %d is not open", k, k)
 		}
 	}
+	if err := sandbox.CheckPassedFDs(append([]int{0, 1, 2}, f.keep...)); err != nil {
+		return err
+	}
 	var err error
 	if in.Cwd, err = os.Getwd(); err != nil {
 		return fmt.Errorf("cannot determine the working directory: %w", err)

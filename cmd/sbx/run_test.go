@@ -649,3 +649,61 @@ func TestAllowWriteUnderDev(t *testing.T) {
 		t.Fatalf("message: %s", r)
 	}
 }
+
+// TestWeakerLocalBindingHoldsConnect: the weaker mode has no network
+// namespace, so --allow-local-binding there lets the command bind any
+// port but keeps its TCP connects to the proxy: a connect to a host
+// server on loopback (the test's own) stays refused, as without the
+// flag. (The Landlock TCP rules were dropped whole, which opened every
+// address; a repository's file could ask for it, see the trust tests.)
+func TestWeakerLocalBindingHoldsConnect(t *testing.T) {
+	addr, c := tcpEcho(t, "tcp4", "127.0.0.1:0")
+	script := probes([]string{"dial", "tcp4", addr}) + q(attackBin) + " serve tcp4 127.0.0.1:0 & sleep 1; kill $!"
+	for _, flags := range [][]string{{"--allow-local-binding"}, nil} {
+		r := sh(t, runOpts{}, script, append(append([]string{"--weaker-nested", "--net", "none", "--timeout", "20s"}, flags...), probeDir()...)...)
+		c.mu.Lock()
+		reached := len(c.lines)
+		c.mu.Unlock()
+		if strings.Contains(r.stdout, "dial tcp4 "+addr+": OK") || reached != 0 {
+			t.Fatalf("%v: the host's loopback server was reached: %s", flags, r)
+		}
+		if flags != nil && !strings.Contains(r.stdout, "listening") {
+			t.Fatalf("binding failed with --allow-local-binding: %s", r)
+		}
+	}
+}
+
+// TestProtectedNamesBeyondSrt: what the host runs on its own, found
+// writable by the session-17 audit: Claude Code's settings (hooks) in an
+// existing .claude, the other shell start-up files, a submodule's git
+// directory (config, hooks) and a worktree's. Each stays
+// read-only in a writable place, existing or missing, and the tree is as
+// it was after the run.
+func TestProtectedNamesBeyondSrt(t *testing.T) {
+	w := t.TempDir()
+	writeFile(t, filepath.Join(w, ".claude", "settings.json"), "{}")
+	writeFile(t, filepath.Join(w, ".git", "config"), "[core]\n")
+	writeFile(t, filepath.Join(w, ".git", "modules", "sub", "config"), "[core]\n")
+	if err := os.MkdirAll(filepath.Join(w, ".git", "modules", "sub", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, w)
+	r := sh(t, runOpts{dir: w}, `
+		for p in .claude/settings.json .claude/settings.local.json .claude/hooks/h.sh .zshenv .zlogin .bash_login .bash_logout \
+			.git/modules/sub/config .git/modules/sub/hooks/post-checkout .git/worktrees/x; do
+			(echo evil > $p) 2>/dev/null && echo "WROTE $p"
+		done
+		mkdir .git/worktrees/w 2>/dev/null && echo "MKDIR worktree"
+		mv .claude .claude-moved 2>/dev/null && echo "MOVED .claude"
+		echo fine > normal.txt && echo ok`, "--allow-write", ".")
+	if strings.Contains(r.stdout, "WROTE") || strings.Contains(r.stdout, "MOVED") || strings.Contains(r.stdout, "MKDIR") {
+		t.Fatalf("a protected path was changed: %s", r)
+	}
+	if !strings.HasSuffix(r.stdout, "ok\n") {
+		t.Fatalf("ordinary write failed: %s", r)
+	}
+	os.Remove(filepath.Join(w, "normal.txt"))
+	if after := snapshot(t, w); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("the tree changed (stubs left behind?):\nbefore %q\nafter  %q", before, after)
+	}
+}

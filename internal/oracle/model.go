@@ -145,8 +145,9 @@ type protName struct {
 var protectedNames = func() []protName {
 	var out []protName
 	for _, n := range []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
-		".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude/commands", ".claude/agents",
-		".git/hooks", ".git/config"} {
+		".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude",
+		".git/hooks", ".git/config", ".zshenv", ".zlogin", ".zlogout", ".bash_login", ".bash_logout",
+		".git/modules", ".git/worktrees"} {
 		out = append(out, protName{comps: strings.Split(n, "/")})
 	}
 	return append(out, protName{comps: []string{".git"}, onlyIfFile: true})
