@@ -250,7 +250,7 @@ func (b *builder) grants() error {
 	}
 	b.grantLog = b.r.grants
 	b.r.grants = nil
-	return untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in)))
+	return nil
 }
 
 // discard adds the --undeclared-writes discard regions, checks
@@ -340,6 +340,11 @@ func (b *builder) denials() error {
 	// Masks win over grants that reach them through a symlink.
 	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
 	if err := m.untrustedReopen(p.Filesystem.AllowRead, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
+		return err
+	}
+	// After that drop, as the reads: a grant that reached a mask only
+	// through a link is gone already, not refused.
+	if err := untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in))); err != nil {
 		return err
 	}
 	// A default credential location is re-opened by an allowRead that

@@ -332,8 +332,9 @@ var knownGenerated = map[int64]string{}
 // a repository's allowRead under --reads declared (1053), a denyWrite
 // named through a symlink in a writable root (5019), and a trusted
 // grant that reaches a mask only through a link beside a repository's
-// grant that names it (5193).
-var regressionSeeds = []int64{1053, 5019, 5193}
+// grant that names it (5193), a repository's allowWrite that reaches a
+// mask through a link (20242: dropped, not refused).
+var regressionSeeds = []int64{1053, 5019, 5193, 20242}
 
 func TestOracleFixed(t *testing.T) {
 	seeds := regressionSeeds
