@@ -104,12 +104,25 @@ func TestRoutingNeedsTrust(t *testing.T) {
 			}
 		})
 	}
-	// A repository may still narrow: tlsTerminate's excludeDomains.
+	// tlsTerminate's excludeDomains turns tunnels opaque (no
+	// same-target check, no injection): trust too.
 	in := input(t)
 	f := filepath.Join(in.Cwd, "s.json")
-	mustWrite(t, f, srtFile(`"network": {"tlsTerminate": {"excludeDomains": ["a.test"]}}`))
+	mustWrite(t, f, srtFile(`"network": {"tlsTerminate": {"excludeDomains": ["*"]}}`))
 	in.Settings = []string{f}
-	mustBuild(t, in)
+	mustFail(t, in, f, "network.tlsTerminate", "--trust-project-settings")
+	// And when the managed settings terminate, no other file's
+	// excludeDomains turns it off.
+	in = input(t)
+	m := filepath.Join(t.TempDir(), "managed.json")
+	mustWrite(t, m, `{"sandbox": {"network": {"allowedDomains": ["a.test"], "tlsTerminate": {"excludeDomains": ["b.test"]}}}}`)
+	u := filepath.Join(t.TempDir(), "u.json")
+	mustWrite(t, u, srtFile(`"network": {"tlsTerminate": {"excludeDomains": ["*"]}}`))
+	in.ManagedSettings, in.Settings = m, []string{u}
+	p := mustBuild(t, in)
+	if tt := p.Network.TLSTerminate; tt == nil || !slices.Equal(tt.ExcludeDomains, []string{"b.test"}) {
+		t.Errorf("managed termination undone: %+v", tt)
+	}
 }
 
 func TestManagedDeniedAddressesKeepTheProxyChoice(t *testing.T) {
@@ -442,4 +455,100 @@ func TestTrustBoundaryRound2(t *testing.T) {
 		in.Cwd, in.Settings = sub, []string{f}
 		mustFail(t, in, "filesystem.disabled", "--trust-project-settings")
 	})
+}
+
+// TestManagedFilesystemRulesInAnyForm: a managed layer's filesystem
+// rules keep a non-managed filesystem.disabled from dropping them in
+// every form: a credentials file, the search depth, a permission rule
+// that matches nothing yet (each left fsKeys false before).
+func TestManagedFilesystemRulesInAnyForm(t *testing.T) {
+	for _, managed := range []string{
+		`{"sandbox": {"credentials": {"files": [{"path": "/etc/hostname", "mode": "deny"}]}}}`,
+		`{"sandbox": {"mandatoryDenySearchDepth": 10}}`,
+		`{"permissions": {"deny": ["Read(//nothing-here-yet/**/*.key)"]}}`,
+	} {
+		in := input(t)
+		m := filepath.Join(t.TempDir(), "managed.json")
+		mustWrite(t, m, managed)
+		in.ManagedSettings = m
+		f := filepath.Join(t.TempDir(), "u.json")
+		mustWrite(t, f, srtFile(`"filesystem": {"disabled": true}, "network": {}`))
+		in.Settings = []string{f}
+		if p := mustBuild(t, in); p.Filesystem.Disabled {
+			t.Errorf("managed %s: a user's filesystem.disabled dropped it", managed)
+		}
+	}
+}
+
+// TestRound3Composition: the third audit's compositions. A repository's
+// writable root inside a trusted deny re-opens reading (the mount view
+// binds it): refused, as its allowRead is. Under
+// allowManagedReadPathsOnly a non-managed writable root inside a deny is
+// dropped, as a non-managed allowRead is. A mask of a file inside a
+// managed deny (a denyRead, or a managed credentials.files deny) would
+// hand the command a copy: refused.
+func TestRound3Composition(t *testing.T) {
+	setup := func(t *testing.T) Input {
+		in := input(t)
+		mustWrite(t, filepath.Join(in.Cwd, "secret", "sub", "x.txt"), "x")
+		return in
+	}
+	t.Run("a repository's allowWrite inside the user's deny", func(t *testing.T) {
+		for _, body := range []string{
+			`{"sandbox": {"filesystem": {"allowWrite": ["./secret/sub"]}}}`,
+			`{"permissions": {"allow": ["Edit(./secret/sub/**)"]}}`,
+			`{"permissions": {"additionalDirectories": ["./secret/sub"]}}`,
+		} {
+			in := setup(t)
+			in.DenyRead = []string{"./secret"}
+			in.ClaudeSettings, in.ClaudeDir = true, in.Cwd
+			proj := filepath.Join(in.Cwd, ".claude", "settings.json")
+			mustWrite(t, proj, body)
+			mustFail(t, in, proj, "allowWrite", "--trust-project-settings")
+			in.TrustProjectSettings = true
+			mustBuild(t, in)
+		}
+	})
+	t.Run("allowManagedReadPathsOnly drops a writable root inside a deny", func(t *testing.T) {
+		in := setup(t)
+		m := filepath.Join(t.TempDir(), "managed.json")
+		mustWrite(t, m, `{"sandbox": {"filesystem": {"allowManagedReadPathsOnly": true}}}`)
+		in.ManagedSettings = m
+		in.DenyRead, in.AllowWrite = []string{"./secret"}, []string{"./secret/sub", "."}
+		p := mustBuild(t, in)
+		if slices.Contains(p.Filesystem.AllowWrite, filepath.Join(in.Cwd, "secret", "sub")) || !slices.Contains(p.Filesystem.AllowWrite, in.Cwd) {
+			t.Errorf("allowWrite %v", p.Filesystem.AllowWrite)
+		}
+	})
+	t.Run("a mask inside a managed deny", func(t *testing.T) {
+		for _, managed := range []string{
+			`{"sandbox": {"filesystem": {"denyRead": ["./secret"]}}}`,
+			`{"sandbox": {"credentials": {"files": [{"path": "./secret/sub/x.txt", "mode": "deny"}]}}}`,
+		} {
+			in := setup(t)
+			m := filepath.Join(t.TempDir(), "managed.json")
+			mustWrite(t, m, managed)
+			u := filepath.Join(t.TempDir(), "u.json")
+			mustWrite(t, u, srtFile(`"credentials": {"files": [{"path": "`+filepath.Join(in.Cwd, "secret", "sub", "x.txt")+`", "mode": "mask", "extract": "(ZZZ)", "onExtractNoMatch": "warn"}]}`))
+			in.ManagedSettings, in.Settings = m, []string{u}
+			mustFail(t, in, "credentials.files", "managed")
+		}
+	})
+}
+
+func TestManagedPlaintextInjectFalseWins(t *testing.T) {
+	in := input(t)
+	m := filepath.Join(t.TempDir(), "managed.json")
+	mustWrite(t, m, `{"sandbox": {"credentials": {"allowPlaintextInject": false}}}`)
+	u := filepath.Join(t.TempDir(), "u.json")
+	mustWrite(t, u, srtFile(`"credentials": {"allowPlaintextInject": true, "envVars": [{"name": "MYTOK", "mode": "mask"}]}`))
+	in.ManagedSettings, in.Settings = m, []string{u}
+	if p := mustBuild(t, in); p.Credentials == nil || p.Credentials.AllowPlaintextInject {
+		t.Errorf("a managed false lost: %+v", p.Credentials)
+	}
+	// Without the managed key, the user's true stands.
+	mustWrite(t, m, `{"sandbox": {"credentials": {}}}`)
+	if p := mustBuild(t, in); p.Credentials == nil || !p.Credentials.AllowPlaintextInject {
+		t.Errorf("the user's true lost: %+v", p.Credentials)
+	}
 }

@@ -207,7 +207,11 @@ func (b *builder) environment() error {
 			}
 			creds.Files[i].Path = abs
 			if f.Mode == "deny" {
-				b.denyRead = append(b.denyRead, pathEntry{path: abs, literal: true, from: "credentials.files"})
+				e := pathEntry{path: abs, literal: true, from: "credentials.files", managed: f.managed}
+				b.denyRead = append(b.denyRead, e)
+				if f.managed {
+					b.m.denyRead = append(b.m.denyRead, e) // a managed deny: carved (see merged.reopens)
+				}
 			}
 		}
 		p.Credentials = creds
@@ -337,14 +341,28 @@ func (b *builder) denials() error {
 		return err
 	}
 	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
+	// A masked copy of a file is a way to read it: a mask another layer
+	// asks for does not re-open what the managed settings deny.
+	if c := p.Credentials; c != nil {
+		for _, f := range c.Files {
+			if f.Mode == "mask" && !f.managed && m.reopens("allowRead", f.Path) {
+				return fmt.Errorf("credentials.files %s (mode mask) lies in a path the managed settings deny; a masked copy would re-open it, which only the managed settings may", f.Path)
+			}
+		}
+	}
 	// Masks win over grants that reach them through a symlink.
 	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
-	if err := m.untrustedReopen(p.Filesystem.AllowRead, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
+	if err := m.untrustedReopen(p.Filesystem.AllowRead, p.Filesystem.AllowWrite, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
 		return err
+	}
+	// allowManagedReadPathsOnly: a writable root re-opens reading inside
+	// a deny as an allowRead would, so only a managed one may.
+	if m.readOnly {
+		p.Filesystem.AllowWrite = b.grantLog.dropUnmanagedIn("allowWrite", p.Filesystem.AllowWrite, userDeny, &p.Notes)
 	}
 	// After that drop, as the reads: a grant that reached a mask only
 	// through a link is gone already, not refused.
-	if err := untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in))); err != nil {
+	if err := untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in)), defaults, []string{in.Home, in.PasswdHome}); err != nil {
 		return err
 	}
 	// A default credential location is re-opened by an allowRead that

@@ -65,6 +65,10 @@ import (
 type permRules struct {
 	allowWrite, denyRead, denyWrite []string // absolute paths, cleaned
 	notes                           []string
+	// fileRules counts the file rules applied, whether or not they
+	// matched anything yet (a managed one makes the layer's filesystem
+	// rules, which no other file's filesystem.disabled drops).
+	fileRules int
 }
 
 // permMatchCap is the most paths one rule's glob may expand to. It is a
@@ -211,6 +215,7 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 			return fail("%v", err)
 		}
 	}
+	pr.fileRules++
 	switch {
 	case list == "allow": // an Edit rule
 		for _, p := range paths {

@@ -36,10 +36,12 @@ type grantLog struct {
 	// trusted is lits for the entries of trusted sources only (see
 	// trust.go): which grants the user, not a repository, spelled.
 	trusted map[string]map[string][]string
+	// managed is lits for the managed layer's entries only.
+	managed map[string]map[string][]string
 }
 
 func newGrantLog(dirs ...string) *grantLog {
-	g := &grantLog{lits: map[string]map[string][]string{}, trusted: map[string]map[string][]string{}}
+	g := &grantLog{lits: map[string]map[string][]string{}, trusted: map[string]map[string][]string{}, managed: map[string]map[string][]string{}}
 	for _, d := range dirs {
 		if d == "" {
 			continue
@@ -52,7 +54,7 @@ func newGrantLog(dirs ...string) *grantLog {
 	return g
 }
 
-func (g *grantLog) record(key, real, lit string, trusted bool) {
+func (g *grantLog) record(key, real, lit string, trusted, managed bool) {
 	add := func(lits map[string]map[string][]string) {
 		m := lits[key]
 		if m == nil {
@@ -64,6 +66,9 @@ func (g *grantLog) record(key, real, lit string, trusted bool) {
 	add(g.lits)
 	if trusted {
 		add(g.trusted)
+	}
+	if managed {
+		add(g.managed)
 	}
 }
 
@@ -132,7 +137,7 @@ func (r resolver) grant(key string, e pathEntry, lit, real string, fromGlob bool
 		}
 		return false, fmt.Errorf("%s %q: %w", key, e.path, err)
 	}
-	g.record(key, real, lit, !e.untrusted)
+	g.record(key, real, lit, !e.untrusted, e.managed)
 	return false, nil
 }
 
@@ -234,4 +239,28 @@ func (g *grantLog) throughLink(key, a string, masks []string, maskLits func() ma
 		}
 	}
 	return ""
+}
+
+// dropUnmanagedIn returns list without the grants of key that lie inside
+// one of denied (and not at it; "/", strict reads, aside) and that no
+// managed entry spelled, with a note each (allowManagedReadPathsOnly).
+func (g *grantLog) dropUnmanagedIn(key string, list, denied []string, notes *[]string) []string {
+	if g == nil {
+		return list
+	}
+	var kept []string
+	for _, a := range list {
+		drop := ""
+		for _, d := range denied {
+			if d != a && d != "/" && Within(a, d) && len(g.managed[key][a]) == 0 {
+				drop = d
+			}
+		}
+		if drop != "" {
+			*notes = append(*notes, fmt.Sprintf("allowManagedReadPathsOnly: %s %s dropped: it would re-open %s for reading, which only the managed settings may", key, a, drop))
+			continue
+		}
+		kept = append(kept, a)
+	}
+	return kept
 }

@@ -215,6 +215,12 @@ type merged struct {
 	sandboxEnabled                                            *bool
 	enabledFrom                                               string
 	domainsOnly, readOnly                                     bool
+	// tlsManaged: the managed layer set network.tlsTerminate, whose
+	// excludeDomains (tlsManagedExclude) are then the only ones.
+	tlsManaged        bool
+	tlsManagedExclude []string
+	// plainManaged: a managed layer set allowPlaintextInject.
+	plainManaged bool
 
 	// carve and carveW are the managed denyRead and denyWrite entries,
 	// resolved (on the first resolve), which no other source re-opens;
@@ -373,6 +379,12 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 			}
 		}
 	}
+	// Managed wins: termination the managed settings ask for is not
+	// turned off for hosts another file excludes.
+	if m.tlsManaged && len(m.tls.ExcludeDomains) > len(m.tlsManagedExclude) {
+		p.Notes = append(p.Notes, "managed settings terminate TLS: tlsTerminate.excludeDomains of other files ignored")
+		m.tls.ExcludeDomains = m.tlsManagedExclude
+	}
 	if m.creds != nil && len(untrustedDomains) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("credentials: the allowedDomains of %s (in the working tree) are reachable but get no injected credentials; name them in injectHosts or trust the file (--trust-project-settings)", strings.Join(untrustedDomains, ", ")))
 	}
@@ -399,13 +411,29 @@ func (m *merged) addObjects(l *layer) {
 			m.creds = &Credentials{}
 		}
 		m.creds.EnvVars = append(m.creds.EnvVars, c.EnvVars...)
-		m.creds.Files = append(m.creds.Files, c.Files...)
-		m.creds.AllowPlaintextInject = m.creds.AllowPlaintextInject || c.AllowPlaintextInject
+		for _, f := range c.Files {
+			f.managed = l.managed
+			m.creds.Files = append(m.creds.Files, f)
+		}
+		switch {
+		case l.managed && c.plainSet:
+			// Managed wins, a false too.
+			if m.creds.AllowPlaintextInject && !c.AllowPlaintextInject {
+				*m.notes = append(*m.notes, fmt.Sprintf("managed settings %s set credentials.allowPlaintextInject false: other files' true ignored", l.file))
+			}
+			m.creds.AllowPlaintextInject, m.plainManaged = c.AllowPlaintextInject, true
+		case !m.plainManaged:
+			m.creds.AllowPlaintextInject = m.creds.AllowPlaintextInject || c.AllowPlaintextInject
+		}
 		m.creds.AWSPairs = append(m.creds.AWSPairs, c.AWSPairs...)
 		m.creds.SigV4 = c.SigV4 // a scalar object: the last layer's
 	}
 	if l.tlsTerminate != nil {
 		m.tlsFrom = l.file
+		if l.managed {
+			m.tlsManaged = true
+			m.tlsManagedExclude = append(m.tlsManagedExclude, l.tlsTerminate.ExcludeDomains...)
+		}
 		t := *l.tlsTerminate
 		if m.tls == nil {
 			m.tls = &t
@@ -535,7 +563,7 @@ func (m *merged) noteTrust(list, g string, trusted bool) {
 // allowRead re-opens inside a deny; a repository's file may not undo
 // the user's). A mask counts as re-opened by the user only when a
 // trusted grant spells it (a link to it is dropped, see links.go).
-func (m *merged) untrustedReopen(allowRead, defaults, denyRead []string, g *grantLog, homes []string) error {
+func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []string, g *grantLog, homes []string) error {
 	if g == nil {
 		return nil
 	}
@@ -566,6 +594,20 @@ func (m *merged) untrustedReopen(allowRead, defaults, denyRead []string, g *gran
 			by = strings.Join(s, ", ")
 		}
 		return fmt.Errorf("%s: allowRead %s would re-open %s, denied by %s; a file in the working tree may narrow what is denied, not undo it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", from, a, d, by)
+	}
+	// A writable root re-opens reading inside a deny too (the mount
+	// view binds it): a repository's may not undo a trusted deny that
+	// way either (a mask it does not lift, see denials).
+	for _, a := range allowWrite {
+		if _, ok := g.lits["allowWrite"][a]; !ok || len(g.trusted["allowWrite"][a]) > 0 {
+			continue
+		}
+		for _, d := range denied {
+			if Within(a, d) {
+				from := strings.Join(m.src["allowWrite"][a], ", ")
+				return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", from, a, d, strings.Join(m.src["denyRead"][d], ", "))
+			}
+		}
 	}
 	for _, a := range allowRead {
 		if _, ok := g.lits["allowRead"][a]; !ok {

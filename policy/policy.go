@@ -281,6 +281,9 @@ type Credentials struct {
 	AWSPairs []AWSPair `json:"awsPairs,omitempty"`
 	// SigV4 says what to do with SigV4 requests that cannot be re-signed.
 	SigV4 SigV4 `json:"sigv4"`
+	// plainSet: the file wrote allowPlaintextInject (a managed false
+	// then wins over another file's true).
+	plainSet bool
 }
 
 // AWSPair names the variables of one AWS identity.
@@ -309,4 +312,7 @@ type CredentialRule struct {
 	Decode           string   `json:"decode,omitempty"`           // "" or "jwt"
 	MaskClaims       []string `json:"maskClaims,omitempty"`
 	InjectHosts      []string `json:"injectHosts,omitempty"` // default: allowedDomains
+	// managed: the rule came from the managed layer (a files deny is
+	// then a managed deny, which no other layer's mask re-opens).
+	managed bool
 }

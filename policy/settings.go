@@ -292,7 +292,7 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 			l.allowWrite = append(l.allowWrite, ruleEntries(pr.allowWrite, file)...)
 			l.denyRead = append(l.denyRead, ruleEntries(pr.denyRead, file)...)
 			l.denyWrite = append(l.denyWrite, ruleEntries(pr.denyWrite, file)...)
-			l.fsKeys = l.fsKeys || len(pr.allowWrite)+len(pr.denyRead)+len(pr.denyWrite) > 0
+			l.fsKeys = l.fsKeys || len(pr.allowWrite)+len(pr.denyRead)+len(pr.denyWrite)+pr.fileRules > 0
 		}
 		if !hasSandbox {
 			return l, nil
@@ -515,7 +515,10 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		return &SettingsError{File: l.file, Key: shown, Problem: "known but not handled (a bug in sbx; please report it)"}
 	}
 	if err == nil {
-		l.fsKeys = l.fsKeys || strings.HasPrefix(key, "filesystem.")
+		// A filesystem rule in any form: a managed one keeps a
+		// non-managed filesystem.disabled from dropping it.
+		l.fsKeys = l.fsKeys || strings.HasPrefix(key, "filesystem.") || key == "mandatoryDenySearchDepth" ||
+			(key == "credentials" && l.credentials != nil && len(l.credentials.Files) > 0)
 		l.noteWeakening(key, shown)
 	}
 	return err
@@ -612,7 +615,7 @@ func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, er
 	var c struct {
 		EnvVars              []CredentialRule `json:"envVars"`
 		Files                []CredentialRule `json:"files"`
-		AllowPlaintextInject bool             `json:"allowPlaintextInject"`
+		AllowPlaintextInject *bool            `json:"allowPlaintextInject"`
 		AWSPairs             json.RawMessage  `json:"awsPairs"`
 		SigV4                json.RawMessage  `json:"sigv4"`
 	}
@@ -622,6 +625,9 @@ func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, er
 		return nil, &SettingsError{File: file, Key: shown, Problem: fmt.Sprintf("must be an object with envVars, files, allowPlaintextInject (%v)", err)}
 	}
 	out := &Credentials{SigV4: SigV4{Streaming: "deny", Presigned: "deny", SigV4A: "deny"}}
+	if c.AllowPlaintextInject != nil {
+		out.AllowPlaintextInject, out.plainSet = *c.AllowPlaintextInject, true
+	}
 	if c.AWSPairs != nil {
 		if err := json.Unmarshal(c.AWSPairs, &out.AWSPairs); err != nil {
 			return nil, &SettingsError{File: file, Key: shown + ".awsPairs", Problem: "must be an array of {accessKeyIdVar, secretAccessKeyVar, sessionTokenVar}"}
@@ -734,6 +740,6 @@ func parseCredentials(file, shown string, raw json.RawMessage) (*Credentials, er
 			}
 		}
 	}
-	out.EnvVars, out.Files, out.AllowPlaintextInject = c.EnvVars, c.Files, c.AllowPlaintextInject
+	out.EnvVars, out.Files = c.EnvVars, c.Files
 	return out, nil
 }

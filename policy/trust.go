@@ -125,6 +125,11 @@ func (l *layer) noteWeakening(key, shown string) {
 		if t := l.tlsTerminate; t != nil && (t.CACertPath != "" || t.CAKeyPath != "" || len(t.ExtraCACertPaths) > 0) {
 			add(whyRoute)
 		}
+		// Excluding hosts turns their tunnels opaque: no same-target
+		// check inside (domain fronting), no injection.
+		if t := l.tlsTerminate; t != nil && len(t.ExcludeDomains) > 0 {
+			add(whyWeaken)
+		}
 	case "credentials":
 		if c := l.credentials; c != nil && secretFlow(c) {
 			add(whySecrets)
@@ -286,12 +291,25 @@ func checkTrust(layers []*layer, trustAll bool, r resolver) error {
 // repository's file may make its own tree writable, not the user's
 // home or the rest of the system. g holds which sources spelled each
 // grant (see links.go).
-func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees []string) error {
+func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees, masks, homes []string) error {
 	if g == nil {
 		return nil
 	}
+	// A trusted grant that reaches a mask only through a link does not
+	// count (the masks drop it; see untrustedReopen).
+	tg := &grantLog{lits: map[string]map[string][]string{list: g.trusted[list]}}
+	var lits map[string][]string
+	spell := func() map[string][]string {
+		if lits == nil {
+			lits = maskLiterals(masks, homes...)
+		}
+		return lits
+	}
 	for _, a := range writes {
-		if _, ok := g.lits[list][a]; !ok || len(g.trusted[list][a]) > 0 || WithinAny(a, trees) {
+		if _, ok := g.lits[list][a]; !ok || WithinAny(a, trees) {
+			continue
+		}
+		if len(g.trusted[list][a]) > 0 && tg.throughLink(list, a, masks, spell) == "" {
 			continue
 		}
 		return fmt.Errorf("%s: %s %s lies outside the working tree; a file in the working tree may make writable only what is inside it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", strings.Join(m.src[list][a], ", "), list, a)

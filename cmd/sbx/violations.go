@@ -76,7 +76,7 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 		sinks = append(sinks, s)
 	}
 	return violations.New(violations.Options{
-		Command: "sbx " + strings.Join(args, " "),
+		Command: "sbx " + strings.Join(redactSetEnv(args), " "),
 		Ignore:  p.IgnoreViolations,
 		Sinks:   sinks,
 		Probes:  v.probes,
@@ -116,4 +116,35 @@ func (v *violationFlags) abort(col *violations.Collector) {
 			_ = os.Remove(v.file)
 		}
 	}
+}
+
+// redactSetEnv hides the values --set-env gives (K=V becomes K=…): a
+// record's command line may be read by the command itself (a violations
+// file in the working tree) or shown in CI, and a value set on the
+// command line can be one the credentials rules mask. Everything after
+// "--" is the command's own argv, kept as it is.
+func redactSetEnv(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	hide := func(kv string) string {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			return k + "=…"
+		}
+		return kv
+	}
+	for i := 0; i < len(out); i++ {
+		switch a := out[i]; {
+		case a == "--":
+			return out
+		case a == "--set-env" || a == "-set-env":
+			if i+1 < len(out) {
+				out[i+1] = hide(out[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "--set-env=") || strings.HasPrefix(a, "-set-env="):
+			flag, kv, _ := strings.Cut(a, "=")
+			out[i] = flag + "=" + hide(kv)
+		}
+	}
+	return out
 }

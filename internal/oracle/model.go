@@ -228,6 +228,19 @@ func (m *model) build(c *Case) {
 	}
 	m.reads = m.keep(rawReads, false, masks, inManagedDeny)
 	m.writes = m.keep(rawWrites, true, masks, inManagedDeny)
+	if managedReadOnly {
+		// A writable root re-opens reading inside a deny as an
+		// allowRead would: only a managed one may.
+		var kept []grant
+		for _, g := range m.writes {
+			if !g.managed && slices.ContainsFunc(denyR, func(d string) bool { return d != "/" && d != g.real && within(g.real, d) }) {
+				m.notes = append(m.notes, "allowManagedReadPathsOnly drops "+g.what)
+				continue
+			}
+			kept = append(kept, g)
+		}
+		m.writes = kept
+	}
 	m.untrustedReopen(masks)
 	m.untrustedWrites()
 	m.denyWriteLinks()
@@ -247,6 +260,24 @@ func (m *model) untrustedReopen(masks []string) {
 		}
 	}
 	denied := append(append([]string(nil), masks...), m.trustedDenyR...)
+	// A writable root re-opens reading inside a deny too: a tree's may
+	// not undo a trusted deny that way (masks it does not lift).
+	trustedW := map[string]bool{}
+	for _, g := range m.writes {
+		if !g.untrusted {
+			trustedW[g.real] = true
+		}
+	}
+	for _, g := range m.writes {
+		if !g.untrusted || trustedW[g.real] {
+			continue
+		}
+		for _, d := range m.trustedDenyR {
+			if d != "/" && within(g.real, d) {
+				m.refuseIf(true, "trust boundary: %s (in the working tree) re-opens %s for reading", g.what, d)
+			}
+		}
+	}
 	for _, g := range m.reads {
 		if !g.untrusted || trusted[g.real] {
 			continue
@@ -304,7 +335,8 @@ func (m *model) denyWriteLinks() {
 func managedKeys(c *Case) (managedFS, managedReadOnly bool) {
 	for _, l := range c.Layers {
 		if l.Source == SrcManaged {
-			managedFS = managedFS || len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 || l.Disabled || l.ManagedReadOnly
+			managedFS = managedFS || len(l.AllowRead)+len(l.DenyRead)+len(l.AllowWrite)+len(l.DenyWrite) > 0 || l.Disabled || l.ManagedReadOnly ||
+				len(l.ReadDeny)+len(l.EditDeny)+len(l.EditAllow)+len(l.AddDirs) > 0 // a permission rule, matching or not
 			managedReadOnly = managedReadOnly || l.ManagedReadOnly
 		}
 	}

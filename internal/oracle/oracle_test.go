@@ -333,8 +333,10 @@ var knownGenerated = map[int64]string{}
 // named through a symlink in a writable root (5019), and a trusted
 // grant that reaches a mask only through a link beside a repository's
 // grant that names it (5193), a repository's allowWrite that reaches a
-// mask through a link (20242: dropped, not refused).
-var regressionSeeds = []int64{1053, 5019, 5193, 20242}
+// mask through a link (20242: dropped, not refused), and a repository's
+// allowWrite of a mask's file beside a trusted one that reaches it only
+// through a link (43203: refused).
+var regressionSeeds = []int64{1053, 5019, 5193, 20242, 43203}
 
 func TestOracleFixed(t *testing.T) {
 	seeds := regressionSeeds
