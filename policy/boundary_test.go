@@ -1,13 +1,21 @@
 package policy
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The trust boundary and "managed wins", composed: each test stacks a
@@ -551,4 +559,38 @@ func TestManagedPlaintextInjectFalseWins(t *testing.T) {
 	if p := mustBuild(t, in); p.Credentials == nil || !p.Credentials.AllowPlaintextInject {
 		t.Errorf("the user's true lost: %+v", p.Credentials)
 	}
+}
+
+// TestCAKeyWithAnotherLinkRefused: the deny of a CA key is by path, so a
+// second hard link beside it would stay readable in the sandbox.
+func TestCAKeyWithAnotherLinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, kp := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca.key")
+	mustWrite(t, cert, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	mustWrite(t, kp, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})))
+	in := input(t)
+	f := filepath.Join(t.TempDir(), "s.json")
+	mustWrite(t, f, srtFile(`"network": {"allowedDomains": ["a.test"], "tlsTerminate": {"caCertPath": "`+cert+`", "caKeyPath": "`+kp+`"}}`))
+	in.Settings = []string{f}
+	if p := mustBuild(t, in); !slices.Contains(p.Filesystem.DenyRead, kp) {
+		t.Fatalf("the key is not denied: %v", p.Filesystem.DenyRead)
+	}
+	if err := os.Link(kp, filepath.Join(dir, "backup.key")); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, in, "caKeyPath", "hard links")
 }

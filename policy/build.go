@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -495,6 +496,13 @@ func (b *builder) network() error {
 		// A CA key of the user's is never readable in the sandbox, and
 		// the certificates it trusts are never writable there.
 		if t.CAKeyPath != "" {
+			// A second hard link would stay readable (the deny is
+			// by path), as masked credentials files refuse too.
+			if fi, err := os.Stat(t.CAKeyPath); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+					return fmt.Errorf("tlsTerminate.caKeyPath %s has %d hard links, which the sandbox's deny would not cover; keep one link", t.CAKeyPath, st.Nlink)
+				}
+			}
 			p.Filesystem.DenyRead = dedupe(append(p.Filesystem.DenyRead, resolvedOr(t.CAKeyPath)))
 		}
 		for _, c := range append([]string{t.CACertPath}, t.ExtraCACertPaths...) {
