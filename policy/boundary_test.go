@@ -594,3 +594,38 @@ func TestCAKeyWithAnotherLinkRefused(t *testing.T) {
 	}
 	mustFail(t, in, "caKeyPath", "hard links")
 }
+
+// TestRound4: the fourth audit's variants of this session's checks.
+func TestRound4(t *testing.T) {
+	t.Run("keys that a decoder folds together are duplicates", func(t *testing.T) {
+		in := input(t)
+		f := filepath.Join(t.TempDir(), "s.json")
+		mustWrite(t, f, `{"network": {}, "filesystem": {"denyRead": [{"path": "/etc/hostname", "PATH": "/nothing"}]}}`)
+		in.Settings = []string{f}
+		mustFail(t, in, f, "PATH", "twice")
+	})
+	t.Run("a link in the tree and .. after it", func(t *testing.T) {
+		in := input(t)
+		if err := os.MkdirAll(filepath.Join(in.Cwd, "a", "b", "c"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(in.Cwd, "a", "b", "c"), filepath.Join(in.Cwd, "deep")); err != nil {
+			t.Fatal(err)
+		}
+		evil := filepath.Join(in.Cwd, "a", "evil.json")
+		mustWrite(t, evil, srtFile(`"filesystem": {"disabled": true}, "network": {}`))
+		// deep/../../evil.json is a/evil.json to the kernel, and
+		// outside the tree to filepath.Clean.
+		in.Settings = []string{filepath.Join(in.Cwd, "deep") + "/../../evil.json"}
+		mustFail(t, in, "filesystem.disabled", "--trust-project-settings")
+	})
+	t.Run("--set-env of a masked variable in the weaker mode", func(t *testing.T) {
+		in := input(t)
+		f := filepath.Join(t.TempDir(), "s.json")
+		mustWrite(t, f, srtFile(`"credentials": {"envVars": [{"name": "MYTOK", "mode": "mask"}]}`))
+		in.Settings, in.SetEnv, in.WeakerNested = []string{f}, []string{"MYTOK=s3cret"}, true
+		mustFail(t, in, "--set-env MYTOK", "--weaker-nested")
+		in.WeakerNested = false
+		mustBuild(t, in)
+	})
+}

@@ -180,6 +180,19 @@ func (b *builder) environment() error {
 			}
 		}
 	}
+	// In the weaker mode the host's processes are visible, sbx's own
+	// command line with them: a value --set-env gives a masked variable
+	// would be readable there.
+	if b.p.WeakerNested && creds != nil {
+		for _, kv := range in.SetEnv {
+			k, _, _ := strings.Cut(kv, "=")
+			for _, c := range creds.EnvVars {
+				if c.Mode == "mask" && c.Name == k {
+					return fmt.Errorf("--set-env %s: %s is masked, and with --weaker-nested the command can read sbx's own command line; pass the value in sbx's environment instead", k, k)
+				}
+			}
+		}
+	}
 	env, removed, err := FilterEnv(in.Environ, in.ClearEnv, pass, unset, in.SetEnv)
 	if err != nil {
 		return err
@@ -353,13 +366,14 @@ func (b *builder) denials() error {
 	}
 	// Masks win over grants that reach them through a symlink.
 	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
-	if err := m.untrustedReopen(p.Filesystem.AllowRead, p.Filesystem.AllowWrite, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
-		return err
-	}
 	// allowManagedReadPathsOnly: a writable root re-opens reading inside
-	// a deny as an allowRead would, so only a managed one may.
+	// a deny as an allowRead would, so only a managed one may (dropped
+	// first: a dropped grant re-opens nothing, see untrustedReopen).
 	if m.readOnly {
 		p.Filesystem.AllowWrite = b.grantLog.dropUnmanagedIn("allowWrite", p.Filesystem.AllowWrite, userDeny, &p.Notes)
+	}
+	if err := m.untrustedReopen(p.Filesystem.AllowRead, p.Filesystem.AllowWrite, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
+		return err
 	}
 	// After that drop, as the reads: a grant that reached a mask only
 	// through a link is gone already, not refused.

@@ -3,6 +3,8 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+	"unicode"
 )
 
 // duplicateKey returns the dotted path of the first key that appears
@@ -41,10 +43,12 @@ func duplicateKey(data []byte) string {
 				continue
 			}
 			k, _ := tok.(string)
-			if top.keys[k] {
+			if fk := foldKey(k); top.keys[fk] {
 				return join(top.path, k)
+			} else {
+				top.keys[fk] = true
 			}
-			top.keys[k], top.key, top.want = true, k, false
+			top.key, top.want = k, false
 			continue
 		}
 		path := ""
@@ -68,4 +72,20 @@ func duplicateKey(data []byte) string {
 			return ""
 		}
 	}
+}
+
+// foldKey is k case-folded as encoding/json matches a key to a struct
+// field (simple Unicode folding: "PATH" and "path", "ſ" and "s" are one
+// key), so that two spellings a decoder would take for the same field
+// count as a duplicate.
+func foldKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < m {
+				m = f
+			}
+		}
+		return m
+	}, k)
 }

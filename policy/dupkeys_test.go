@@ -14,6 +14,9 @@ func TestDuplicateKey(t *testing.T) {
 		{`{"a":{"b":1},"c":{"b":1}}`, ""},
 		{`{"a":[1,2,{"b":{}}],"b":3}`, ""},
 		{`not json`, ""},
+		{`{"filesystem":{"denyRead":[{"path":"/s","PATH":"/n"}]}}`, "filesystem.denyRead[].PATH"},
+		{`{"c":{"injectHosts":["a"],"injectHo\u017Fts":["b"]}}`, "c.injectHoſts"},
+		{`{"k":1,"\u212a":2}`, "\u212a"}, // the Kelvin sign folds to k
 	} {
 		if got := duplicateKey([]byte(c.in)); got != c.want {
 			t.Errorf("duplicateKey(%s) = %q, want %q", c.in, got, c.want)

@@ -215,7 +215,17 @@ func classify(layers []*layer, trees []string, userScope string) {
 			l.repo = true // fail closed: where it lies is unknown
 			continue
 		}
-		l.repo = inTree(abs, trees)
+		// filepath.Abs cleans "link/.." away as text; the kernel follows
+		// the link first. The file as opened (raw path resolved step by
+		// step) counts too.
+		raw := l.file
+		if !filepath.IsAbs(raw) {
+			if wd, err := os.Getwd(); err == nil {
+				raw = wd + "/" + raw
+			}
+		}
+		real, rerr := filepath.EvalSymlinks(raw)
+		l.repo = inTree(abs, trees) || (rerr == nil && WithinAny(real, trees))
 		if l.repo && userScope != "" && (filepath.Clean(abs) == filepath.Clean(userScope) || resolvedOr(abs) == ru) {
 			// The user scope is the user's wherever it lies, but not
 			// inside the tree: a CLAUDE_CONFIG_DIR (or a ~/.claude

@@ -335,8 +335,10 @@ var knownGenerated = map[int64]string{}
 // grant that names it (5193), a repository's allowWrite that reaches a
 // mask through a link (20242: dropped, not refused), and a repository's
 // allowWrite of a mask's file beside a trusted one that reaches it only
-// through a link (43203: refused).
-var regressionSeeds = []int64{1053, 5019, 5193, 20242, 43203}
+// through a link (43203: refused), and a repository's writable root in
+// a user's deny under allowManagedReadPathsOnly (60003: dropped by the
+// managed rule first, not refused).
+var regressionSeeds = []int64{1053, 5019, 5193, 20242, 43203, 60003}
 
 func TestOracleFixed(t *testing.T) {
 	seeds := regressionSeeds
