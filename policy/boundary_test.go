@@ -43,6 +43,17 @@ func mustFail(t *testing.T, in Input, want ...string) {
 	}
 }
 
+// treeSettings is an Input whose --settings file, in srt's shape with
+// body, lies in the working tree (the repository's), and that file.
+func treeSettings(t *testing.T, body string) (Input, string) {
+	t.Helper()
+	in := input(t)
+	f := filepath.Join(in.Cwd, "s.json")
+	mustWrite(t, f, srtFile(body))
+	in.Settings = []string{f}
+	return in, f
+}
+
 func mustBuild(t *testing.T, in Input) *Policy {
 	t.Helper()
 	p, err := Build(in)
@@ -101,10 +112,7 @@ func TestRoutingNeedsTrust(t *testing.T) {
 		"allowUnixSockets":     `"network": {"allowUnixSockets": ["` + sock + `"]}`,
 	} {
 		t.Run(key, func(t *testing.T) {
-			in := input(t)
-			f := filepath.Join(in.Cwd, "s.json")
-			mustWrite(t, f, srtFile(body))
-			in.Settings = []string{f}
+			in, f := treeSettings(t, body)
 			mustFail(t, in, f, key, "--trust-project-settings")
 			in.TrustProjectSettings = true
 			if _, err := Build(in); err != nil && strings.Contains(err.Error(), "--trust-project-settings") {
@@ -424,10 +432,7 @@ func TestTrustBoundaryRound2(t *testing.T) {
 			"allowAppleEvents":        `"allowAppleEvents": true`,
 			"network.allowMachLookup": `"network": {"allowMachLookup": ["com.apple.*"]}`,
 		} {
-			in := input(t)
-			f := filepath.Join(in.Cwd, "s.json")
-			mustWrite(t, f, srtFile(body))
-			in.Settings = []string{f}
+			in, f := treeSettings(t, body)
 			mustFail(t, in, f, key, "--trust-project-settings")
 			in.TrustProjectSettings = true
 			mustBuild(t, in)

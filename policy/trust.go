@@ -58,81 +58,51 @@ const (
 	whyWrites  = "a file in the working tree may make writable only what is inside it"
 )
 
+// weakeningKeys are the keys a repository's file may not set without
+// trust: for each, when the value just parsed needs it, and why. A key
+// may be listed twice (tlsTerminate: its CA paths route, its excludes
+// weaken).
+var weakeningKeys = []struct {
+	key     string
+	why     string
+	weakens func(l *layer) bool
+}{
+	{"filesystem.disabled", whyWeaken, func(l *layer) bool { return isTrue(l.fsDisabled) }},
+	{"ignoreViolations", whyWeaken, func(l *layer) bool { return len(l.ignoreViolations) > 0 }},
+	{"enableWeakerNestedSandbox", whyWeaken, func(l *layer) bool { return isTrue(l.weakerNested) }},
+	{"enableWeakerNetworkIsolation", whyWeaken, func(l *layer) bool { return isTrue(l.weakerNetIso) }},
+	{"network.allowAllUnixSockets", whyWeaken, func(l *layer) bool { return isTrue(l.allowAllUnixSockets) }},
+	{"network.allowUnixSockets", whySockets, func(l *layer) bool { return len(l.allowUnixSockets) > 0 }},
+	// A preset makes toolchain caches outside the tree writable: a
+	// crate's build.rs or a Go build cache runs on the host next build.
+	{"presets", whyWrites, func(l *layer) bool { return len(l.presets) > 0 }},
+	// Apple Events to other apps run code outside the sandbox.
+	{"allowAppleEvents", whyWeaken, func(l *layer) bool { return isTrue(l.appleEvents) }},
+	{"network.allowMachLookup", whyWeaken, func(l *layer) bool { return len(l.allowMachLookup) > 0 }},
+	// .git/config writable: core.fsmonitor, core.hooksPath and aliases
+	// run on the host at the next git command.
+	{"filesystem.allowGitConfig", whyWeaken, func(l *layer) bool { return isTrue(l.allowGitConfig) }},
+	{"mandatoryDenySearchDepth", whyWeaken, func(l *layer) bool { return l.searchDepth != nil && *l.searchDepth < DefaultSearchDepth }},
+	{"network.parentProxy", whyRoute, func(l *layer) bool { return l.parentProxy != nil }},
+	{"network.mitmProxy", whyRoute, func(l *layer) bool { return l.mitmProxy != nil }},
+	{"network.tlsTerminate", whyRoute, func(l *layer) bool {
+		t := l.tlsTerminate
+		return t != nil && (t.CACertPath != "" || t.CAKeyPath != "" || len(t.ExtraCACertPaths) > 0)
+	}},
+	// Excluding hosts turns their tunnels opaque: no same-target check
+	// inside (domain fronting), no injection.
+	{"network.tlsTerminate", whyWeaken, func(l *layer) bool { return l.tlsTerminate != nil && len(l.tlsTerminate.ExcludeDomains) > 0 }},
+	{"credentials", whySecrets, func(l *layer) bool { return l.credentials != nil && secretFlow(l.credentials) }},
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
 // noteWeakening records key (shown as in the file) when the value just
 // parsed widens the flow of secrets or weakens enforcement.
 func (l *layer) noteWeakening(key, shown string) {
-	add := func(why string) { l.weakens = append(l.weakens, weakening{shown, why}) }
-	isTrue := func(b *bool) bool { return b != nil && *b }
-	switch key {
-	case "filesystem.disabled":
-		if isTrue(l.fsDisabled) {
-			add(whyWeaken)
-		}
-	case "ignoreViolations":
-		if len(l.ignoreViolations) > 0 {
-			add(whyWeaken)
-		}
-	case "enableWeakerNestedSandbox":
-		if isTrue(l.weakerNested) {
-			add(whyWeaken)
-		}
-	case "enableWeakerNetworkIsolation":
-		if isTrue(l.weakerNetIso) {
-			add(whyWeaken)
-		}
-	case "network.allowAllUnixSockets":
-		if isTrue(l.allowAllUnixSockets) {
-			add(whyWeaken)
-		}
-	case "network.allowUnixSockets":
-		if len(l.allowUnixSockets) > 0 {
-			add(whySockets)
-		}
-	case "presets":
-		// A preset makes toolchain caches outside the tree writable:
-		// a crate's build.rs or a Go build cache runs on the host at
-		// the next build.
-		if len(l.presets) > 0 {
-			add(whyWrites)
-		}
-	case "allowAppleEvents":
-		if isTrue(l.appleEvents) {
-			add(whyWeaken) // Apple Events to other apps run code outside
-		}
-	case "network.allowMachLookup":
-		if len(l.allowMachLookup) > 0 {
-			add(whyWeaken)
-		}
-	case "filesystem.allowGitConfig":
-		// .git/config writable: core.fsmonitor, core.hooksPath and
-		// aliases run on the host at the next git command.
-		if isTrue(l.allowGitConfig) {
-			add(whyWeaken)
-		}
-	case "mandatoryDenySearchDepth":
-		if l.searchDepth != nil && *l.searchDepth < DefaultSearchDepth {
-			add(whyWeaken)
-		}
-	case "network.parentProxy":
-		if l.parentProxy != nil {
-			add(whyRoute)
-		}
-	case "network.mitmProxy":
-		if l.mitmProxy != nil {
-			add(whyRoute)
-		}
-	case "network.tlsTerminate":
-		if t := l.tlsTerminate; t != nil && (t.CACertPath != "" || t.CAKeyPath != "" || len(t.ExtraCACertPaths) > 0) {
-			add(whyRoute)
-		}
-		// Excluding hosts turns their tunnels opaque: no same-target
-		// check inside (domain fronting), no injection.
-		if t := l.tlsTerminate; t != nil && len(t.ExcludeDomains) > 0 {
-			add(whyWeaken)
-		}
-	case "credentials":
-		if c := l.credentials; c != nil && secretFlow(c) {
-			add(whySecrets)
+	for _, w := range weakeningKeys {
+		if w.key == key && w.weakens(l) {
+			l.weakens = append(l.weakens, weakening{shown, w.why})
 		}
 	}
 }

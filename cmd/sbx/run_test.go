@@ -204,16 +204,7 @@ func TestProtectedNames(t *testing.T) {
 		mv .git .git-moved 2>/dev/null && echo "MOVED .git"
 		mv a a-moved 2>/dev/null && echo "MOVED a"
 		echo fine > normal.txt && echo ok`, "--allow-write", ".")
-	if strings.Contains(r.stdout, "WROTE") || strings.Contains(r.stdout, "MOVED") || strings.Contains(r.stdout, "MKDIR") {
-		t.Fatalf("a protected path was changed: %s", r)
-	}
-	if !strings.HasSuffix(r.stdout, "ok\n") {
-		t.Fatalf("ordinary write failed: %s", r)
-	}
-	os.Remove(filepath.Join(w, "normal.txt"))
-	if after := snapshot(t, w); strings.Join(after, "\n") != strings.Join(before, "\n") {
-		t.Fatalf("the tree changed (stubs left behind?):\nbefore %q\nafter  %q", before, after)
-	}
+	wantProtectedKept(t, w, before, r)
 	// --allow-git-config re-opens .git/config only.
 	r = sh(t, runOpts{dir: w}, `echo "[x]" >> .git/config && echo cfg; echo evil > .git/hooks/pre-commit 2>/dev/null && echo hook`, "--allow-write", ".", "--allow-git-config")
 	if r.stdout != "cfg\n" {
@@ -696,6 +687,15 @@ func TestProtectedNamesBeyondSrt(t *testing.T) {
 		mkdir .git/worktrees/w 2>/dev/null && echo "MKDIR worktree"
 		mv .claude .claude-moved 2>/dev/null && echo "MOVED .claude"
 		echo fine > normal.txt && echo ok`, "--allow-write", ".")
+	wantProtectedKept(t, w, before, r)
+}
+
+// wantProtectedKept: a protected-names probe script changed nothing
+// protected (no WROTE, MOVED or MKDIR line), its ordinary write worked
+// (ends "ok", normal.txt), and the tree is as before once normal.txt
+// goes (no stub left behind).
+func wantProtectedKept(t *testing.T, w string, before []string, r result) {
+	t.Helper()
 	if strings.Contains(r.stdout, "WROTE") || strings.Contains(r.stdout, "MOVED") || strings.Contains(r.stdout, "MKDIR") {
 		t.Fatalf("a protected path was changed: %s", r)
 	}
