@@ -70,23 +70,13 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 		// either: sbx resolves it too, and a name it cannot resolve
 		// is refused (the denial cannot be checked).
 		if len(pol.deniedNets) > 0 {
-			if d, err := p.vetDeniedNets(ctx, pol, h, port, deny); d != nil || err != nil {
-				return nil, d, err
-			}
+			return nil, p.vetDeniedNets(ctx, pol, h, deny), nil
 		}
 		return nil, nil, nil
 	}
-	var addrs []netip.Addr
-	switch {
-	case h.isIP():
-		addrs = []netip.Addr{h.ip}
-	case IsLocalhostName(h.name):
-		addrs = localhostAddrs // RFC 6761 §6.3: never asked of a resolver
-	default:
-		addrs, err = p.lookup(ctx, h.name)
-		if err != nil {
-			return nil, nil, err
-		}
+	addrs, err := p.addrsOf(ctx, h)
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []netip.AddrPort
 	var first *Denial
@@ -114,36 +104,52 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	return out, nil, nil
 }
 
+// addrsOf is what h stands for: itself when an address, the loopback
+// addresses for a localhost name (RFC 6761 §6.3: never asked of a
+// resolver), else the resolver's answer.
+func (p *Proxy) addrsOf(ctx context.Context, h host) ([]netip.Addr, error) {
+	switch {
+	case h.isIP():
+		return []netip.Addr{h.ip}, nil
+	case IsLocalhostName(h.name):
+		return localhostAddrs, nil
+	}
+	return p.lookup(ctx, h.name)
+}
+
 // vetDeniedNets refuses h when it is, or resolves to, an address in
-// network.deniedResolvedAddresses (for traffic a parent proxy carries).
-func (p *Proxy) vetDeniedNets(ctx context.Context, pol *policyOf, h host, port int, deny func(h, rule, reason string) *Denial) (*Denial, error) {
-	addrs := []netip.Addr{h.ip}
-	if !h.isIP() {
-		var err error
-		if IsLocalhostName(h.name) {
-			addrs = localhostAddrs
-		} else if addrs, err = p.lookup(ctx, h.name); err != nil {
-			return deny(h.name, RuleAddressGuard, "network.deniedResolvedAddresses is set and "+h.name+" could not be resolved to check it ("+err.Error()+")"), nil
-		}
+// network.deniedResolvedAddresses (for traffic a parent proxy carries),
+// or when it cannot be resolved to check that.
+func (p *Proxy) vetDeniedNets(ctx context.Context, pol *policyOf, h host, deny func(h, rule, reason string) *Denial) *Denial {
+	addrs, err := p.addrsOf(ctx, h)
+	if err != nil {
+		return deny(h.name, RuleAddressGuard, "network.deniedResolvedAddresses is set and "+h.name+" could not be resolved to check it ("+err.Error()+")")
 	}
 	for _, ip := range addrs {
-		for _, n := range pol.deniedNets {
-			if n.prefix.Contains(ip) {
-				return deny(h.name, n.raw, fmt.Sprintf("%s resolves to %s: in network.deniedResolvedAddresses %s", h.name, ip, quote(n.raw))), nil
-			}
+		if n := pol.deniedBy(ip); n != nil {
+			return deny(h.name, n.raw, fmt.Sprintf("%s resolves to %s: in network.deniedResolvedAddresses %s", h.name, ip, quote(n.raw)))
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+// deniedBy is the network.deniedResolvedAddresses entry that holds ip,
+// or nil.
+func (pol *policyOf) deniedBy(ip netip.Addr) *deniedNet {
+	for i := range pol.deniedNets {
+		if pol.deniedNets[i].prefix.Contains(ip) {
+			return &pol.deniedNets[i]
+		}
+	}
+	return nil
 }
 
 // checkAddr applies, in order: deniedResolvedAddresses, literal deny
 // entries, literal allow entries (which exempt the address from the guard)
 // and the guard itself. It returns "" when ip may be dialled.
 func (p *Proxy) checkAddr(pol *policyOf, ip netip.Addr, port int, entry *pattern) (rule, reason string) {
-	for _, n := range pol.deniedNets {
-		if n.prefix.Contains(ip) {
-			return n.raw, "in network.deniedResolvedAddresses " + quote(n.raw)
-		}
+	if n := pol.deniedBy(ip); n != nil {
+		return n.raw, "in network.deniedResolvedAddresses " + quote(n.raw)
 	}
 	h := host{name: ip.String(), ip: ip}
 	if d := pol.deny.matchLiteral(h, port); d != nil {
