@@ -354,7 +354,8 @@ func (b *builder) denials() error {
 	if err != nil {
 		return err
 	}
-	defaults := r.defaults(DefaultDenyRead, in.Home, in.PasswdHome)
+	homes := []string{in.Home, in.PasswdHome}
+	defaults := r.defaults(DefaultDenyRead, homes...)
 	// A masked copy of a file is a way to read it: a mask another layer
 	// asks for does not re-open what the managed settings deny.
 	if c := p.Credentials; c != nil {
@@ -365,19 +366,19 @@ func (b *builder) denials() error {
 		}
 	}
 	// Masks win over grants that reach them through a symlink.
-	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, []string{in.Home, in.PasswdHome}, &p.Notes)
+	b.grantLog.dropMaskedThroughLinks(map[string]*[]string{"allowRead": &p.Filesystem.AllowRead, "allowWrite": &p.Filesystem.AllowWrite, "discardWrites": &p.Filesystem.DiscardWrites}, defaults, homes, &p.Notes)
 	// allowManagedReadPathsOnly: a writable root re-opens reading inside
 	// a deny as an allowRead would, so only a managed one may (dropped
 	// first: a dropped grant re-opens nothing, see untrustedReopen).
 	if m.readOnly {
 		p.Filesystem.AllowWrite = b.grantLog.dropUnmanagedIn("allowWrite", p.Filesystem.AllowWrite, userDeny, &p.Notes)
 	}
-	if err := m.untrustedReopen(p.Filesystem.AllowRead, p.Filesystem.AllowWrite, defaults, userDeny, b.grantLog, []string{in.Home, in.PasswdHome}); err != nil {
+	if err := m.untrustedReopen(p.Filesystem.AllowRead, p.Filesystem.AllowWrite, defaults, userDeny, b.grantLog, homes); err != nil {
 		return err
 	}
 	// After that drop, as the reads: a grant that reached a mask only
 	// through a link is gone already, not refused.
-	if err := untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in)), defaults, []string{in.Home, in.PasswdHome}); err != nil {
+	if err := untrustedWrites(b.grantLog, "allowWrite", p.Filesystem.AllowWrite, m, workTrees(b.home, in.Cwd, claudeDir(in)), defaults, homes); err != nil {
 		return err
 	}
 	// A default credential location is re-opened by an allowRead that

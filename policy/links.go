@@ -182,16 +182,7 @@ func (g *grantLog) dropMaskedThroughLinks(lists map[string]*[]string, masks []st
 	if g == nil {
 		return
 	}
-	// The masks' other spellings cost a walk of every built-in location
-	// (some 50 lstats of HOME): made only when a grant lies in a mask by
-	// a literal path outside it, which takes a symlink.
-	var lits map[string][]string
-	spell := func() map[string][]string {
-		if lits == nil {
-			lits = maskLiterals(masks, homes...)
-		}
-		return lits
-	}
+	spell := maskSpellings(masks, homes)
 	for _, key := range []string{"allowRead", "allowWrite", "discardWrites"} {
 		list := lists[key]
 		if list == nil {
@@ -263,4 +254,31 @@ func (g *grantLog) dropUnmanagedIn(key string, list, denied []string, notes *[]s
 		kept = append(kept, a)
 	}
 	return kept
+}
+
+// maskSpellings returns maskLiterals(masks, homes...), made on its first
+// call only: the masks' other spellings cost a walk of every built-in
+// location (some 50 lstats of HOME), needed only when a grant lies in a
+// mask by a literal path outside it, which takes a symlink.
+func maskSpellings(masks, homes []string) func() map[string][]string {
+	var lits map[string][]string
+	return func() map[string][]string {
+		if lits == nil {
+			lits = maskLiterals(masks, homes...)
+		}
+		return lits
+	}
+}
+
+// userGranted reports whether a trusted source (see trust.go) spelled
+// the grant a of key in a way the masks keep: it has a trusted literal
+// path, and they do not all reach one of masks only through a symlink
+// (dropMaskedThroughLinks would drop such a grant were it the only one).
+func (g *grantLog) userGranted(key, a string, masks []string, spell func() map[string][]string) bool {
+	tl := g.trusted[key][a]
+	if len(tl) == 0 {
+		return false
+	}
+	tg := &grantLog{lits: map[string]map[string][]string{key: {a: tl}}}
+	return tg.throughLink(key, a, masks, spell) == ""
 }

@@ -336,7 +336,7 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 			// file may bring a gate where no trusted one did, which
 			// only narrows, but may not replace a trusted gate.
 			if !l.trusted && gateFrom != "" {
-				return nil, &SettingsError{File: l.file, Key: "commands", Problem: fmt.Sprintf("a file in the working tree may not replace the command gate %s set; review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", gateFrom)}
+				return nil, &SettingsError{File: l.file, Key: "commands", Problem: fmt.Sprintf("a file in the working tree may not replace the command gate %s set; %s", gateFrom, trustHint)}
 			}
 			p.Commands = l.commands
 			if l.trusted {
@@ -567,16 +567,7 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 	if g == nil {
 		return nil
 	}
-	// The trusted sources' grants alone, to ask whether they spell a
-	// mask or only reach it through a link (throughLink).
-	tg := &grantLog{lits: map[string]map[string][]string{"allowRead": g.trusted["allowRead"]}}
-	var lits map[string][]string
-	spell := func() map[string][]string {
-		if lits == nil {
-			lits = maskLiterals(defaults, homes...)
-		}
-		return lits
-	}
+	spell := maskSpellings(defaults, homes)
 	var denied []string
 	for _, d := range denyRead {
 		// A deny of "/" is strict reads (--reads declared, or a file's
@@ -593,7 +584,7 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 		if s := m.src["denyRead"][d]; len(s) > 0 {
 			by = strings.Join(s, ", ")
 		}
-		return fmt.Errorf("%s: allowRead %s would re-open %s, denied by %s; a file in the working tree may narrow what is denied, not undo it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", from, a, d, by)
+		return fmt.Errorf("%s: allowRead %s would re-open %s, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, by, trustHint)
 	}
 	// A writable root re-opens reading inside a deny too (the mount
 	// view binds it): a repository's may not undo a trusted deny that
@@ -605,7 +596,7 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 		for _, d := range denied {
 			if Within(a, d) {
 				from := strings.Join(m.src["allowWrite"][a], ", ")
-				return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", from, a, d, strings.Join(m.src["denyRead"][d], ", "))
+				return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 			}
 		}
 	}
@@ -613,14 +604,13 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 		if _, ok := g.lits["allowRead"][a]; !ok {
 			continue // not from an entry (--reads declared's runtime)
 		}
-		tl := g.trusted["allowRead"][a]
 		for _, d := range defaults {
-			if Within(a, d) && (len(tl) == 0 || tg.throughLink("allowRead", a, []string{d}, spell) != "") {
+			if Within(a, d) && !g.userGranted("allowRead", a, []string{d}, spell) {
 				return refuse(a, d)
 			}
 		}
 		for _, d := range denied {
-			if Within(a, d) && len(tl) == 0 {
+			if Within(a, d) && len(g.trusted["allowRead"][a]) == 0 {
 				return refuse(a, d)
 			}
 		}

@@ -56,6 +56,8 @@ const (
 	whyRoute   = "a file in the working tree may not choose where traffic leaves or which certificates vouch for upstream servers"
 	whySockets = "a file in the working tree may not open Unix sockets outside the sandbox"
 	whyWrites  = "a file in the working tree may make writable only what is inside it"
+	// trustHint ends a refusal of a repository's file: the way out.
+	trustHint = "review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)"
 )
 
 // weakeningKeys are the keys a repository's file may not set without
@@ -276,23 +278,13 @@ func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees
 		return nil
 	}
 	// A trusted grant that reaches a mask only through a link does not
-	// count (the masks drop it; see untrustedReopen).
-	tg := &grantLog{lits: map[string]map[string][]string{list: g.trusted[list]}}
-	var lits map[string][]string
-	spell := func() map[string][]string {
-		if lits == nil {
-			lits = maskLiterals(masks, homes...)
-		}
-		return lits
-	}
+	// count (the masks drop it; see userGranted).
+	spell := maskSpellings(masks, homes)
 	for _, a := range writes {
-		if _, ok := g.lits[list][a]; !ok || WithinAny(a, trees) {
+		if _, ok := g.lits[list][a]; !ok || WithinAny(a, trees) || g.userGranted(list, a, masks, spell) {
 			continue
 		}
-		if len(g.trusted[list][a]) > 0 && tg.throughLink(list, a, masks, spell) == "" {
-			continue
-		}
-		return fmt.Errorf("%s: %s %s lies outside the working tree; a file in the working tree may make writable only what is inside it: review it, then pass --trust-project-settings (or list its directory in sandbox.trustedProjectDirs)", strings.Join(m.src[list][a], ", "), list, a)
+		return fmt.Errorf("%s: %s %s lies outside the working tree; %s: %s", strings.Join(m.src[list][a], ", "), list, a, whyWrites, trustHint)
 	}
 	return nil
 }
