@@ -43,12 +43,11 @@ func duplicateKey(data []byte) string {
 				continue
 			}
 			k, _ := tok.(string)
-			if fk := foldKey(k); top.keys[fk] {
+			fk := foldKey(k)
+			if top.keys[fk] {
 				return join(top.path, k)
-			} else {
-				top.keys[fk] = true
 			}
-			top.key, top.want = k, false
+			top.keys[fk], top.key, top.want = true, k, false
 			continue
 		}
 		path := ""
@@ -63,10 +62,7 @@ func duplicateKey(data []byte) string {
 		case json.Delim('['):
 			stack = append(stack, &frame{path: path})
 		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 && stack[len(stack)-1].obj {
-				stack[len(stack)-1].want = true
-			}
+			stack = stack[:len(stack)-1] // the object around it wants a key already (set above)
 		}
 		if len(stack) == 0 {
 			return ""
