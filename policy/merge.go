@@ -230,10 +230,10 @@ type merged struct {
 	carved                   bool
 	// src maps list → entry → where it came from.
 	src map[string]map[string][]string
-	// trust maps list → resolved entry → whether a trusted source
-	// listed it (false: only untrusted ones did; see trust.go).
-	trust map[string]map[string]bool
-	notes *[]string
+	// trustedDeny holds the resolved denyRead entries a trusted source
+	// listed (see trust.go); the grants' trust is in the grant log.
+	trustedDeny map[string]bool
+	notes       *[]string
 }
 
 // boolScalar is one boolean key: where it lands and how a layer sets it.
@@ -246,7 +246,7 @@ type boolScalar struct {
 // mergeLayers adds up layers (in precedence order) into p and the
 // returned lists.
 func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
-	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, trust: map[string]map[string]bool{}, notes: &p.Notes}
+	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, trustedDeny: map[string]bool{}, notes: &p.Notes}
 	managedFS, hasManaged := false, false
 	for _, l := range layers {
 		m.domainsOnly = m.domainsOnly || l.managedDomainsOnly
@@ -538,22 +538,13 @@ func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool)
 				continue
 			}
 			m.add(key, g, e.from)
-			m.noteTrust(key, g, !e.untrusted)
+			if key == "denyRead" && !e.untrusted {
+				m.trustedDeny[g] = true
+			}
 			out = append(out, g)
 		}
 	}
 	return dedupe(out), nil
-}
-
-// noteTrust records that a source (trusted or not) listed the resolved
-// entry g of list.
-func (m *merged) noteTrust(list, g string, trusted bool) {
-	byEntry := m.trust[list]
-	if byEntry == nil {
-		byEntry = map[string]bool{}
-		m.trust[list] = byEntry
-	}
-	byEntry[g] = byEntry[g] || trusted
 }
 
 // untrustedReopen refuses an allowRead entry (resolved, after the
@@ -574,7 +565,7 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 		// "/" with allowRead beside it): under it a repository's file
 		// may name what it reads, which reading everything would give
 		// anyway; the masks and the user's other denies still hold.
-		if t, ok := m.trust["denyRead"][d]; ok && t && d != "/" {
+		if m.trustedDeny[d] && d != "/" {
 			denied = append(denied, d)
 		}
 	}
