@@ -24,9 +24,16 @@ type Input struct {
 	Settings        []string // --settings, in order
 	ManagedSettings string   // --managed-settings: a file, or a directory in Claude Code's managed layout
 	// ClaudeSettings is --claude-settings: read Claude Code's own scopes
-	// for the project in ClaudeDir (see ClaudeScopes).
+	// for the project that holds ClaudeDir (see ClaudeProject); Build
+	// sets ClaudeDir to the project's root. ClaudeDirGiven: the caller
+	// named the directory (--claude-settings=DIR), which must then exist
+	// and find settings.
 	ClaudeSettings bool
 	ClaudeDir      string
+	ClaudeDirGiven bool
+	// claudeDirs are the directories whose project scopes are read
+	// (ClaudeProject), set by Build.
+	claudeDirs []string
 	// TrustProjectSettings is --trust-project-settings: settings files
 	// in the working tree may configure credentials and weaker modes
 	// (see trust.go).
@@ -96,6 +103,11 @@ func Build(in Input) (*Policy, error) {
 	if in.Cwd == "" {
 		return nil, errors.New("internal: Build needs Cwd")
 	}
+	if in.ClaudeSettings {
+		if err := in.claudeProject(); err != nil {
+			return nil, err
+		}
+	}
 	b := &builder{in: in}
 	for _, stage := range []func() error{b.merge, b.environment, b.grants, b.discard, b.denials, b.network, b.process} {
 		if err := stage(); err != nil {
@@ -140,6 +152,9 @@ func (b *builder) merge() error {
 	layers, layerNotes, err := readLayers(in, b.home)
 	if err != nil {
 		return err
+	}
+	if in.ClaudeSettings {
+		layerNotes = append([]string{claudeProjectNote(in.ClaudeDir, in.claudeDirs)}, layerNotes...)
 	}
 	b.p = &Policy{Notes: layerNotes}
 	b.p.Filesystem.SearchDepth = DefaultSearchDepth
@@ -1152,4 +1167,46 @@ func claudeDir(in Input) string {
 		return ""
 	}
 	return in.ClaudeDir
+}
+
+// claudeProject sets ClaudeDir to the root of the project that holds it
+// (the working directory when no DIR was given) and claudeDirs to the
+// directories whose scopes are read (see ClaudeProject). A DIR the caller
+// named must be a directory, and its project must hold a settings file:
+// a mistyped DIR would otherwise run without the rules it was meant to
+// bring.
+func (in *Input) claudeProject() error {
+	start := in.ClaudeDir
+	if start == "" {
+		start = in.Cwd
+	}
+	if in.ClaudeDirGiven {
+		st, err := os.Stat(start)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--claude-settings %s: %v; name the project's directory", start, unwrapPathErr(err))
+		case !st.IsDir():
+			return fmt.Errorf("--claude-settings %s: not a directory; name the project's directory", start)
+		}
+	}
+	home := in.Home
+	if home == "" || !filepath.IsAbs(home) {
+		home = in.PasswdHome
+	}
+	root, dirs, found := ClaudeProject(start, home)
+	if in.ClaudeDirGiven && !found {
+		return fmt.Errorf("--claude-settings %s: no .claude/settings.json or .claude/settings.local.json there or above it up to the project root %s; name the project's directory", start, root)
+	}
+	in.ClaudeDir, in.claudeDirs = root, dirs
+	return nil
+}
+
+// claudeProjectNote says which project --claude-settings chose and which
+// directories' scopes it read, for --dry-run.
+func claudeProjectNote(root string, dirs []string) string {
+	n := "Claude Code project: " + root
+	if len(dirs) > 1 {
+		n += " (scopes read from " + strings.Join(dirs, ", ") + "; the root's scalars win, arrays merge)"
+	}
+	return n
 }

@@ -38,10 +38,14 @@ type grantLog struct {
 	trusted map[string]map[string][]string
 	// managed is lits for the managed layer's entries only.
 	managed map[string]map[string][]string
+	// scopes maps a list's key, then a resolved path, to the
+	// directories whose untrusted Claude Code project scopes granted it
+	// (see ClaudeProject).
+	scopes map[string]map[string][]string
 }
 
 func newGrantLog(dirs ...string) *grantLog {
-	g := &grantLog{lits: map[string]map[string][]string{}, trusted: map[string]map[string][]string{}, managed: map[string]map[string][]string{}}
+	g := &grantLog{lits: map[string]map[string][]string{}, trusted: map[string]map[string][]string{}, managed: map[string]map[string][]string{}, scopes: map[string]map[string][]string{}}
 	for _, d := range dirs {
 		if d == "" {
 			continue
@@ -138,6 +142,14 @@ func (r resolver) grant(key string, e pathEntry, lit, real string, fromGlob bool
 		return false, fmt.Errorf("%s %q: %w", key, e.path, err)
 	}
 	g.record(key, real, lit, !e.untrusted, e.managed)
+	if e.untrusted && e.scope != "" {
+		m := g.scopes[key]
+		if m == nil {
+			m = map[string][]string{}
+			g.scopes[key] = m
+		}
+		m[real] = append(m[real], e.scope)
+	}
 	return false, nil
 }
 

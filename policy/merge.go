@@ -64,20 +64,30 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 	}
 	userScope := ""
 	if in.ClaudeSettings {
-		scopes, sn, err := ClaudeScopes(in.ClaudeDir, home, in.Environ)
+		dirs := in.claudeDirs
+		if dirs == nil {
+			dirs = []string{in.ClaudeDir}
+		}
+		scopes, sn, scope, err := ClaudeScopes(dirs, home, in.Environ)
 		if err != nil {
 			return nil, nil, err
 		}
 		notes = sn
 		userScope = claudeUserScope(home, in.Environ)
-		// Claude's scopes anchor their relative paths at the project.
-		sctx := ctx
-		sctx.claude, sctx.base = true, in.ClaudeDir
 		for _, f := range scopes {
+			// Claude's scopes anchor their relative paths at the
+			// directory whose .claude holds them (the user scope at
+			// the project root).
+			sctx := ctx
+			sctx.claude, sctx.base = true, in.ClaudeDir
+			if d := scope[f]; d != "" {
+				sctx.base = d
+			}
 			l, err := readLayer(f, false, sctx)
 			if err != nil {
 				return nil, nil, err
 			}
+			l.scope = scope[f]
 			layers = append(layers, l)
 		}
 		ctx.claude = true
@@ -233,7 +243,11 @@ type merged struct {
 	// trustedDeny holds the resolved denyRead entries a trusted source
 	// listed (see trust.go); the grants' trust is in the grant log.
 	trustedDeny map[string]bool
-	notes       *[]string
+	// scopeDeny maps a resolved denyRead entry an untrusted Claude Code
+	// project scope listed to the directories whose scopes listed it
+	// (see ClaudeProject): another directory's grant may not re-open it.
+	scopeDeny map[string][]string
+	notes     *[]string
 }
 
 // boolScalar is one boolean key: where it lands and how a layer sets it.
@@ -246,7 +260,7 @@ type boolScalar struct {
 // mergeLayers adds up layers (in precedence order) into p and the
 // returned lists.
 func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
-	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, trustedDeny: map[string]bool{}, notes: &p.Notes}
+	m := &merged{tlsFrom: "command line", src: map[string]map[string][]string{}, trustedDeny: map[string]bool{}, scopeDeny: map[string][]string{}, notes: &p.Notes}
 	managedFS, hasManaged := false, false
 	for _, l := range layers {
 		m.domainsOnly = m.domainsOnly || l.managedDomainsOnly
@@ -274,7 +288,7 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 	}
 	paths := func(list string, dst *[]pathEntry, l *layer, es []pathEntry) {
 		for _, e := range es {
-			e.managed, e.untrusted = l.managed, !l.trusted
+			e.managed, e.untrusted, e.scope = l.managed, !l.trusted, l.scope
 			if e.from == "" {
 				e.from = l.source(list)
 			}
@@ -541,6 +555,9 @@ func (m *merged) resolve(r resolver, key string, es []pathEntry, mustExist bool)
 			if key == "denyRead" && !e.untrusted {
 				m.trustedDeny[g] = true
 			}
+			if key == "denyRead" && e.untrusted && e.scope != "" {
+				m.scopeDeny[g] = append(m.scopeDeny[g], e.scope)
+			}
 			out = append(out, g)
 		}
 	}
@@ -569,6 +586,24 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 			denied = append(denied, d)
 		}
 	}
+	// A directory's Claude Code scope may not re-open what another
+	// directory's denies: a subdirectory's .claude/ cannot shadow the
+	// project root's rules, nor the root a package's (see ClaudeProject).
+	crossDeny := func(list, a string) string {
+		for _, s := range g.scopes[list][a] {
+			for d, ts := range m.scopeDeny {
+				if d == "/" || !Within(a, d) {
+					continue
+				}
+				for _, t := range ts {
+					if t != s {
+						return d
+					}
+				}
+			}
+		}
+		return ""
+	}
 	refuse := func(a, d string) error {
 		from := strings.Join(m.src["allowRead"][a], ", ")
 		by := "a built-in credential mask"
@@ -583,6 +618,10 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 	for _, a := range allowWrite {
 		if _, ok := g.lits["allowWrite"][a]; !ok || len(g.trusted["allowWrite"][a]) > 0 {
 			continue
+		}
+		if d := crossDeny("allowWrite", a); d != "" {
+			from := strings.Join(m.src["allowWrite"][a], ", ")
+			return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; one directory's Claude Code settings may not undo another's: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 		}
 		for _, d := range denied {
 			if Within(a, d) {
@@ -603,6 +642,11 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 		for _, d := range denied {
 			if Within(a, d) && len(g.trusted["allowRead"][a]) == 0 {
 				return refuse(a, d)
+			}
+		}
+		if len(g.trusted["allowRead"][a]) == 0 {
+			if d := crossDeny("allowRead", a); d != "" {
+				return fmt.Errorf("%s: allowRead %s would re-open %s, denied by %s; one directory's Claude Code settings may not undo another's: %s", strings.Join(m.src["allowRead"][a], ", "), a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 			}
 		}
 	}

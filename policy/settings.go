@@ -30,6 +30,9 @@ type layer struct {
 	// base anchors this file's relative filesystem paths ("" the
 	// working directory): --claude-settings DIR for Claude's scopes.
 	base string
+	// scope is the directory whose .claude/ holds a Claude Code project
+	// or local scope file ("" any other layer; see ClaudeProject).
+	scope string
 	// fsKeys: the file sets a filesystem key or a permission rule that
 	// makes a filesystem entry (a managed one then keeps a non-managed
 	// filesystem.disabled from dropping its rules).
@@ -85,6 +88,9 @@ type pathEntry struct {
 	// untrusted: the entry came from a working tree's file the user
 	// has not trusted (see trust.go): it may narrow, never re-open.
 	untrusted bool
+	// scope: the entry came from a Claude Code project scope of this
+	// directory (see ClaudeProject); "" for any other source.
+	scope string
 }
 
 // tlsSetting is network.tlsTerminate as one file wrote it.

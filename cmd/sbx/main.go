@@ -371,7 +371,7 @@ func (f *runFlags) context() error {
 			if err != nil {
 				return fmt.Errorf("--claude-settings %q: %w", f.claude.dir, err)
 			}
-			in.ClaudeDir = d
+			in.ClaudeDir, in.ClaudeDirGiven = d, true
 		}
 	}
 	in.Self, _ = os.Executable()
