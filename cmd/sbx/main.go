@@ -444,9 +444,9 @@ Policy:
   --settings FILE        srt / Claude Code settings JSON (repeatable; arrays merge, later scalars win)
   --managed-settings F   managed layer: a file, or a directory laid out like
                          /etc/claude-code (its scalars win; its allowManaged…Only keys are honoured)
-  --claude-settings[=DIR]  Claude Code's scopes for project DIR (default: the working
-                         directory; also --claude-settings DIR -- CMD): managed, ~/.claude,
-                         DIR/.claude/settings{,.local}.json,
+  --claude-settings[=DIR]  Claude Code's scopes for the project that holds DIR (default:
+                         the working directory; also --claude-settings DIR -- CMD): managed,
+                         ~/.claude, .claude/settings{,.local}.json from DIR up to the root,
                          with their Read()/Edit() permission rules; exit 125 if they
                          set sandbox.enabled false
   --trust-project-settings  settings files in the working tree (DIR/.claude/…, a

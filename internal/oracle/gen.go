@@ -240,7 +240,9 @@ func Args(c *Case, env Env) []string {
 		}
 	}
 	if c.Claude {
-		if env.Cwd == env.Dir {
+		if env.Cwd == env.Dir || strings.HasPrefix(env.Cwd, env.Dir+"/") {
+			// From the project's root or below it, --claude-settings
+			// finds the project itself.
 			args = append(args, "--claude-settings")
 		} else {
 			rel, _ := filepath.Rel(env.Cwd, env.Dir)
@@ -411,8 +413,11 @@ func Generate(seed int64) *Case {
 				c.Layers = append(c.Layers, ruleLayer(s))
 			}
 		}
-		if r.Intn(4) == 0 {
+		switch r.Intn(4) {
+		case 0:
 			c.Cwd = "outside"
+		case 1:
+			c.Cwd = "work/src" // an agent's shell cds below the project's root
 		}
 	}
 	if r.Intn(4) == 0 {

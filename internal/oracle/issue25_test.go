@@ -40,6 +40,10 @@ var issue25 = []named{
 	{"lists/scope-read-deny-rule-beside-denyRead", Case{Claude: true, Layers: []Layer{{Source: SrcProject,
 		ReadDeny: []string{"./secret/**"}, DenyRead: []string{"./gen"}}}},
 		[]Probe{p("read", "work/secret/key"), p("read", "work/gen/g.txt")}},
+	{"scopes/project-rules-from-a-subdirectory", Case{Claude: true, Cwd: "work/src", Layers: []Layer{
+		{Source: SrcProject, ReadDeny: []string{"./secret/**"}, EditAllow: []string{"src/**"}},
+		{Source: SrcLocal, DenyRead: []string{"./gen"}}}},
+		[]Probe{p("read", "work/secret/key"), p("read", "work/gen/g.txt"), p("write", "work/src/a.go"), p("read", "work/README.md")}},
 
 	// Managed settings that do not win.
 	{"managed/disabled-elsewhere-keeps-managed-denyRead", Case{Layers: []Layer{

@@ -76,7 +76,9 @@ type Case struct {
 	Extra  []Node  `json:"extra,omitempty"`
 	Layers []Layer `json:"layers"`
 	// Cwd is the working directory, relative to the tree: "work"
-	// (default) or "outside" (then --claude-settings names ../work).
+	// (default), "work/src" (below the project's root: --claude-settings
+	// must find the root itself) or "outside" (then --claude-settings
+	// names ../work).
 	Cwd string `json:"cwd,omitempty"`
 	// Claude: pass --claude-settings (DIR = the "work" directory).
 	Claude bool `json:"claude,omitempty"`
@@ -391,6 +393,16 @@ func (m *model) managedDeny(c *Case) func(p string) bool {
 func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, rawWrites []grant, denyR, denyW []string) {
 	env := m.env
 	disabledNonManaged, disabledManaged := false, false
+	// A --claude-settings DIR the caller names must hold a project or
+	// local scope (docs/settings.md, Claude Code settings): a mistyped
+	// DIR would run without the rules it was meant to bring.
+	if c.Claude && env.Cwd != env.Dir && !strings.HasPrefix(env.Cwd, env.Dir+"/") {
+		scoped := false
+		for _, l := range c.Layers {
+			scoped = scoped || l.Source == SrcProject || l.Source == SrcLocal
+		}
+		m.refuseIf(!scoped, "--claude-settings DIR holds no project or local scope")
+	}
 	for i, l := range c.Layers {
 		if !c.Claude && (l.Source == SrcUser || l.Source == SrcProject || l.Source == SrcLocal) {
 			continue // scope files are read only with --claude-settings
