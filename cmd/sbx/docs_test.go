@@ -26,16 +26,17 @@ func TestReadmeShort(t *testing.T) {
 	}
 }
 
-// TestDocLinks: every relative link in README.md and docs/*.md points at a
-// file or directory that exists, and every #anchor into a markdown file
-// (or into the page itself) names one of its headings, by GitHub's rules.
+// TestDocLinks: every relative link in README.md, CONTRIBUTING.md and
+// docs/*.md points at a file or directory that exists, and every #anchor
+// into a markdown file (or into the page itself) names one of its
+// headings, by GitHub's rules.
 func TestDocLinks(t *testing.T) {
 	root := "../.."
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{filepath.Join(root, "README.md")}, pages...)
+	pages = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md")}, pages...)
 	if len(pages) < 2 {
 		t.Fatalf("no docs/*.md found beside the README")
 	}
