@@ -2,7 +2,7 @@
 
 package bench
 
-// Capture benchmarks (issue 29): one TCP stream and new connections
+// Capture benchmarks: one TCP stream and new connections
 // through sbx's capture path, side by side with the proxy's CONNECT
 // tunnel and a bare loopback connection, all in one process:
 //

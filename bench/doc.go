@@ -1,7 +1,7 @@
 // Package bench holds sbx's benchmarks: Go benchmarks of start-up
 // (go test -bench . ./bench/) and, in bench/compare, a program that times
 // sbx side by side with bare execution, bubblewrap and srt in one
-// interleaved run (bash bench/compare.sh). Timing thresholds never go into
+// interleaved run (go run ./bench/compare). Timing thresholds never go into
 // tests; docs/benchmarks.md carries the latest tables and the commands that
 // made them.
 package bench

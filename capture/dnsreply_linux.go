@@ -15,7 +15,8 @@ import (
 // their own locks all the same. No endpoint is made per flow, so every
 // query of a flow is answered alike (glibc sends A and AAAA back to back
 // from one socket, Go from two), and a lookup costs one trip through the
-// stack each way: on the session-14 machine a UDP endpoint, a goroutine
+// stack each way: on a machine where a page fault costs 11 µs, a UDP
+// endpoint, a goroutine
 // and a 2 s idle timer per flow put a lookup at +1.3 ms over a CONNECT
 // to the name (docs/benchmarks.md). Resolver.Answer never blocks (a
 // name's decision has no --ask-fd question; a refusal is one queued

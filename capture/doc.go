@@ -1,7 +1,6 @@
 // Package capture is sbx's transparent capture: the other end of a TUN
 // device in the sandbox's network namespace, so that every TCP client
-// obeys the domain policy whether or not it honours a proxy variable
-// (issue 29).
+// obeys the domain policy whether or not it honours a proxy variable.
 //
 // # What it does
 //

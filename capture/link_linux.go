@@ -39,8 +39,8 @@ const (
 // of what it sends, and the link seeds each with its pseudo-header sum
 // and marks the packet VIRTIO_NET_HDR_F_NEEDS_CSUM. The sandbox's kernel
 // takes it as CHECKSUM_PARTIAL, which local delivery does not verify (as
-// on loopback), so no one sums the payload at all: on the session-14
-// machine the two sums were about a tenth of the supervisor's CPU in a
+// on loopback), so no one sums the payload at all: on a 2-core machine
+// with costly page faults the two sums were about a tenth of the supervisor's CPU in a
 // download (docs/benchmarks.md). Anything in the sandbox that had to
 // complete the sum (nothing does on local delivery) would find the seed
 // there, as a NIC would. Inbound, the kernel hands over complete sums

@@ -68,7 +68,7 @@ func TestParseConfigEmpty(t *testing.T) {
 	}
 }
 
-// The example of issue 6.
+// A full commands section: every key, every rule on.
 const exampleSettings = `{"commands": {"enabled": true, "maxLength": 300,
   "charset": "^[A-Za-z0-9_./:@%+=,\\-\\\\ \"']+$",
   "rules": {"length": true, "charset": true, "metachars": true, "structure": true, "prefix": true, "deniedWords": true, "paths": true},

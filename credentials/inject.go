@@ -420,8 +420,7 @@ func jsonEscape(s string) string {
 // markup characters, tab, newline and carriage return as character
 // references, and every rune XML cannot carry (invalid UTF-8 included) as
 // U+FFFD. encoding/xml itself is not linked for this one function: its
-// package initialisation is paid by every start (docs/benchmarks.md,
-// session 14).
+// package initialisation is paid by every start (docs/benchmarks.md).
 func xmlEscape(s string) string {
 	var b strings.Builder
 	last := 0

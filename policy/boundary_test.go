@@ -424,8 +424,10 @@ func TestRepositoryWritesStayInTheTree(t *testing.T) {
 	mustBuild(t, in)
 }
 
-// TestTrustBoundaryRound2: the second audit's ways around the boundary.
-func TestTrustBoundaryRound2(t *testing.T) {
+// TestTrustBoundaryIndirectRoutes: less direct ways around the trust
+// boundary: presets and macOS keys, a user scope inside the tree, a
+// submodule taken for the end of the checkout.
+func TestTrustBoundaryIndirectRoutes(t *testing.T) {
 	t.Run("presets and macOS keys need trust", func(t *testing.T) {
 		for key, body := range map[string]string{
 			"presets":                 `"presets": ["go"]`,
@@ -493,14 +495,14 @@ func TestManagedFilesystemRulesInAnyForm(t *testing.T) {
 	}
 }
 
-// TestRound3Composition: the third audit's compositions. A repository's
+// TestWritableRootsInsideDenies: composed layers. A repository's
 // writable root inside a trusted deny re-opens reading (the mount view
 // binds it): refused, as its allowRead is. Under
 // allowManagedReadPathsOnly a non-managed writable root inside a deny is
 // dropped, as a non-managed allowRead is. A mask of a file inside a
 // managed deny (a denyRead, or a managed credentials.files deny) would
 // hand the command a copy: refused.
-func TestRound3Composition(t *testing.T) {
+func TestWritableRootsInsideDenies(t *testing.T) {
 	setup := func(t *testing.T) Input {
 		in := input(t)
 		mustWrite(t, filepath.Join(in.Cwd, "secret", "sub", "x.txt"), "x")
@@ -600,8 +602,10 @@ func TestCAKeyWithAnotherLinkRefused(t *testing.T) {
 	mustFail(t, in, "caKeyPath", "hard links")
 }
 
-// TestRound4: the fourth audit's variants of this session's checks.
-func TestRound4(t *testing.T) {
+// TestTrustCheckVariants: the trust checks against spellings that might
+// slip past them: keys a decoder folds together, a link in the tree with
+// .. after it, --set-env of a masked variable in the weaker mode.
+func TestTrustCheckVariants(t *testing.T) {
 	t.Run("keys that a decoder folds together are duplicates", func(t *testing.T) {
 		in := input(t)
 		f := filepath.Join(t.TempDir(), "s.json")

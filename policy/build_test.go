@@ -129,7 +129,7 @@ func TestBuildPresetsAndReads(t *testing.T) {
 	cache := filepath.Join(in.Cwd, "caches", "gocache")
 	in.Environ = append(in.Environ, "GOCACHE="+cache, "GOMODCACHE="+filepath.Join(in.Cwd, "mod"), "GOPATH="+filepath.Join(in.Cwd, "gopath"))
 	// The user's file (outside the working tree: a repository's may not
-	// name presets without trust, see TestTrustBoundaryRound2).
+	// name presets without trust, see TestTrustBoundaryIndirectRoutes).
 	settings := filepath.Join(t.TempDir(), "s.json")
 	os.WriteFile(settings, []byte(`{"network": {}, "filesystem": {}, "presets": ["go"]}`), 0o644)
 	in.Settings = []string{settings}

@@ -12,7 +12,7 @@ import (
 // exec the program, the file header and the program headers, and no
 // more: debug/elf would do the same, but links DWARF and zlib/zstd
 // decompression into sbx, whose package initialisation every start pays
-// for (docs/benchmarks.md, session 14).
+// for (docs/benchmarks.md).
 func elfInterp(f io.ReaderAt) string {
 	var h [64]byte
 	if n, _ := f.ReadAt(h[:], 0); n < 52 || string(h[:4]) != "\x7fELF" {

@@ -247,7 +247,7 @@ func ProtectedNames(allowGitConfig bool) []Protected {
 		{Name: ".vscode", Dir: true}, {Name: ".idea", Dir: true},
 		{Name: ".git/hooks", Dir: true},
 		{Name: ".git", OnlyIfFile: true},
-		// Beyond srt's list (the session-17 audit): what the host runs
+		// Beyond srt's list: what the host runs
 		// on its own. The whole .claude (settings files hold hooks that
 		// Claude Code runs; srt had only commands and agents), the
 		// other shell start-up files, and the git directories of

@@ -174,7 +174,7 @@ func (r *relay) end() {
 // TLS termination, its whole default. A run whose command never uses the
 // network keeps one P to its end and never pays for the change, which
 // stops the world and starts a thread per new P (2.5 ms of the
-// supervisor's CPU per run on the session-14 machine, where a new thread
+// supervisor's CPU per run on a machine where a new thread
 // costs 0.2-0.4 ms; see docs/benchmarks.md).
 //
 // Why half: the command and the servers it talks to need CPUs too, and a

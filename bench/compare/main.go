@@ -142,7 +142,7 @@ func rows(abs, srt string, fx fixtures) []*tool {
 		// The proxy on (listeners in the sandbox, the supervisor's
 		// proxy started); /bin/true sends nothing.
 		// In filtered mode the sandbox also gets the capture's TUN device
-		// and the supervisor its gVisor stack (issue 29); the second row
+		// and the supervisor its gVisor stack; the second row
 		// is the same without them.
 		&tool{name: "sbx --allow-domain (proxy on)", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--", "/bin/true"}},
 		&tool{name: "sbx --allow-domain --capture off", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--capture", "off", "--", "/bin/true"}},

@@ -22,7 +22,7 @@
 //   - opens -conc connections at once through each path, all held open
 //     together, each then doing one request/response.
 //
-// The capture (issue 29): sbx is also given --allow-domain NAME:PORT for
+// The capture (for clients that ignore the proxy): sbx is also given --allow-domain NAME:PORT for
 // both servers, where NAME (-name, sbx-capture.test by default) is a name
 // the host's /etc/hosts maps to 127.0.0.1, and rows named "capture" run
 // the same clients with the proxy ignored (curl --noproxy '*', netclient
@@ -318,7 +318,7 @@ type row struct {
 	argv   []string // the client command (inside the launcher)
 	client string   // "curl" or "netclient": the direct row to compare with
 	peer   bool     // srt: informational, no verdict
-	// capture: the row dials -name, without the proxy (issue 29); base,
+	// capture: the row dials -name, without the proxy; base,
 	// when set, is the row it is judged against instead of direct.
 	capture bool
 	base    *row

@@ -418,7 +418,7 @@ func TestAttackProcExe(t *testing.T) {
 	sum := sha(t, self)
 	// A child another goroutine forked while the copy was open for
 	// writing holds it until its own exec: running the copy fails with
-	// ETXTBSY until then (Go issue 22315). Wait for that, briefly.
+	// ETXTBSY until then (golang.org/issue/22315). Wait for that, briefly.
 	for i := 0; i < 40; i++ {
 		if err := exec.Command(self, "version").Run(); !errors.Is(err, syscall.ETXTBSY) {
 			break
@@ -895,9 +895,10 @@ func TestAttackAbstractSocket(t *testing.T) {
 // TestDirectoryDescriptorRefused: a directory handed in as a standard
 // descriptor or with --keep-fd would let the command open the host's
 // files through it (openat, /proc/self/fd/0/...), past the masks and
-// read-only binds inside a writable root (runc's CVE-2024-21626 class;
-// the session-17 audit read ~/.ssh/id_rsa this way). sbx exits 125 and
-// runs nothing; a regular file is passed as before.
+// read-only binds inside a writable root (runc's CVE-2024-21626 class:
+// a directory on descriptor 0 reads ~/.ssh/id_rsa through
+// /proc/self/fd/0). sbx exits 125 and runs nothing; a regular file is
+// passed as before.
 func TestDirectoryDescriptorRefused(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "SECRETMARK\n")

@@ -2,7 +2,7 @@
 
 package main
 
-// Attack tests of the capture (network.capture, issue 29): in filtered
+// Attack tests of the capture (network.capture): in filtered
 // mode the command runs in a network namespace whose only way out is the
 // TUN device sbx0, served by the supervisor. The command must keep no
 // way to change the device, its addresses or routes, to reach the TUN

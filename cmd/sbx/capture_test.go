@@ -2,7 +2,7 @@
 
 package main
 
-// The acceptance tests of the transparent capture (issue 29): in filtered
+// The acceptance tests of the transparent capture: in filtered
 // mode a client that ignores every proxy variable still reaches an
 // allowed name, through the TUN device and sbx's resolver, and is refused
 // (with one `network` record) for a name that is not allowed. Each client

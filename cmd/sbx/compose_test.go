@@ -2,7 +2,7 @@
 
 package main
 
-// Composition (issue 25): lists add up, the managed layer wins, files in
+// Composition: lists add up, the managed layer wins, files in
 // the working tree are trusted only to narrow, --claude-settings DIR
 // anchors at DIR, and --dry-run names each entry's source. Every case
 // runs sbx on a real command and checks what the kernel (or the proxy)

@@ -26,16 +26,17 @@ func TestReadmeShort(t *testing.T) {
 	}
 }
 
-// TestDocLinks: every relative link in README.md and docs/*.md points at a
-// file or directory that exists, and every #anchor into a markdown file
-// (or into the page itself) names one of its headings, by GitHub's rules.
+// TestDocLinks: every relative link in README.md, CONTRIBUTING.md and
+// docs/*.md points at a file or directory that exists, and every #anchor
+// into a markdown file (or into the page itself) names one of its
+// headings, by GitHub's rules.
 func TestDocLinks(t *testing.T) {
 	root := "../.."
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{filepath.Join(root, "README.md")}, pages...)
+	pages = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md")}, pages...)
 	if len(pages) < 2 {
 		t.Fatalf("no docs/*.md found beside the README")
 	}
@@ -85,6 +86,61 @@ func TestDocLinks(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d relative links found: is the parser blind?", checked)
+	}
+}
+
+// trackerRef matches what names the project's internal history instead of
+// the thing itself: a tracker's issue number, a work session, a helper or
+// a milestone. The words are split so that this file does not match
+// itself.
+var trackerRef = regexp.MustCompile(`(?i)session [0-9]|issue [0-9]|read-only ` + `helper|way` + `point`)
+
+// TestNoTrackerReferences: the README, CONTRIBUTING.md, docs/*.md and the
+// Go sources (comments and test names included) say what a thing is and
+// why, never which issue, session or review produced it; those names mean
+// nothing to a reader outside the project.
+func TestNoTrackerReferences(t *testing.T) {
+	root := "../.."
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md")}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		name, _ := filepath.Rel(root, f)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := trackerRef.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q names the project's history; say what the thing is and why", name, i+1, m)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d files checked: is the walk blind?", checked)
 	}
 }
 

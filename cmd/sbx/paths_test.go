@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Paths mean what they say (issue 25): globs, symlinks in the checkout,
+// Paths mean what they say: globs, symlinks in the checkout,
 // and denied writes on names that do not exist yet.
 
 // catEach is a shell script that cats each file and prints "NAME: ok" or

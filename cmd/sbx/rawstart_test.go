@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The sandbox's first process runs no second Go runtime (issue 15): it is
+// The sandbox's first process runs no second Go runtime: it is
 // a clone of the supervisor that never execs sbx (its command line is the
 // supervisor's, not init's), and it has one thread where a Go runtime has
 // several.
@@ -52,8 +52,9 @@ func TestFirstProcessIsNotAGoRuntime(t *testing.T) {
 // starts through the one launch path — the first process is the
 // one-thread clone of the supervisor, as for any plan — and every
 // repository is still protected: a write to one repository's .git/hooks
-// or .bashrc fails, a write to an ordinary file of it succeeds. (Before
-// issue 27 a plan over 4,096 system calls started the Go init instead.)
+// or .bashrc fails, a write to an ordinary file of it succeeds. (A plan
+// over 4,096 system calls once took a second, slower start path; there
+// is one path now, whatever the plan's size.)
 func TestLargePlanOnePath(t *testing.T) {
 	big := manyRepos(t, 1200)
 	r := sh(t, runOpts{dir: big}, `grep '^Threads:' /proc/1/status; tr '\0' ' ' < /proc/1/cmdline; echo

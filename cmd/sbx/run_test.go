@@ -664,8 +664,8 @@ func TestWeakerLocalBindingHoldsConnect(t *testing.T) {
 	}
 }
 
-// TestProtectedNamesBeyondSrt: what the host runs on its own, found
-// writable by the session-17 audit: Claude Code's settings (hooks) in an
+// TestProtectedNamesBeyondSrt: what the host runs on its own and srt's
+// list leaves writable: Claude Code's settings (hooks) in an
 // existing .claude, the other shell start-up files, a submodule's git
 // directory (config, hooks) and a worktree's. Each stays
 // read-only in a writable place, existing or missing, and the tree is as

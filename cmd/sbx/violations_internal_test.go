@@ -22,8 +22,8 @@ func TestRedactSetEnv(t *testing.T) {
 }
 
 // TestViolationRecordHidesSetEnv: a record's command line never shows a
-// --set-env value (the session-17 audit read a masked token this way
-// from a violations file in the working tree, during the run).
+// --set-env value (a violations file in the working tree is readable by
+// the command during the run, so a masked token would leak through it).
 func TestViolationRecordHidesSetEnv(t *testing.T) {
 	d := t.TempDir()
 	vf := filepath.Join(d, "v.jsonl")

@@ -1,6 +1,6 @@
 // Package oracle is sbx's policy oracle: a small reference model of the
 // documented policy semantics (README "Policy semantics", "Strict reads",
-// "Claude Code settings", and the target semantics of issue 25), a seeded
+// "Claude Code settings", and docs/policy-oracle.md "What the model says"), a seeded
 // generator of layered policies over a generated tree, a shrinker, and
 // (in the tests) one sbx run per case whose probe results are compared
 // with the model.

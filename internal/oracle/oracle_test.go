@@ -27,7 +27,7 @@ var (
 	soak         = flag.Duration("soak", 0, "run generated cases from -seed on for this long (e.g. -soak=10m)")
 	seedFlag     = flag.Int64("seed", 0, "TestOracleSeed: run this one seed, verbosely; with -soak: the first seed")
 	keep         = flag.Bool("keep", false, "keep each case's tree (for reproducing by hand)")
-	pending      = flag.Bool("pending", false, "run the named issue-25 cases that are skipped as pending a fix")
+	pending      = flag.Bool("pending", false, "run the named cases that are skipped as pending a fix")
 	srtDiff      = flag.Bool("srt", false, "TestOracleSrtDiff: compare sbx with srt on srt-format cases")
 	srtSeeds     = flag.Int("srt-seeds", 40, "how many seeds TestOracleSrtDiff runs")
 	noShrink     = flag.Bool("noshrink", false, "report mismatches without shrinking")
@@ -323,12 +323,12 @@ func shrunk(t testing.TB, o *outcome) *outcome {
 const fixedSeeds = 60
 
 // knownGenerated are the fixed seeds that still find a known bug on this
-// branch (see docs/policy-oracle.md), by the issue-25 item they show;
+// branch (see docs/policy-oracle.md), by the rule they show;
 // they are skipped until the fix is merged (-pending runs them).
 var knownGenerated = map[int64]string{}
 
 // regressionSeeds are generated cases, beyond the fixed ones, that once
-// found sbx and the model apart (docs/policy-oracle.md, session 17):
+// found sbx and the model apart (docs/policy-oracle.md, "Soak record"):
 // a repository's allowRead under --reads declared (1053), a denyWrite
 // named through a symlink in a writable root (5019), and a trusted
 // grant that reaches a mask only through a link beside a repository's
@@ -435,7 +435,7 @@ func trimSeeds(s []int64) []int64 {
 	return s
 }
 
-// classify names the issue-25 item a (shrunk) failing case shows, by the
+// classify names the rule a (shrunk) failing case shows, by the
 // shape of the case; "unclassified" asks for a human.
 func classify(o *outcome) string {
 	c := o.c

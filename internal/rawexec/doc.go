@@ -1,6 +1,6 @@
 // Package rawexec starts a process in new namespaces that runs a
 // pre-compiled program of system calls and then execve, without a second
-// Go runtime (sbx issue 15).
+// Go runtime.
 //
 // # What it owns
 //

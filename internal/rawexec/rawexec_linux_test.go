@@ -574,7 +574,7 @@ func TestStoreAt(t *testing.T) {
 	}
 }
 
-// TestNoSecondRuntime is the acceptance check of issue 15: the process
+// TestNoSecondRuntime checks the package's purpose: the process
 // that runs the program (the sandbox's first process) is a one-thread
 // clone of the parent that has not exec'd anything, so no second Go
 // runtime ever starts. The program reads the child's own /proc/self/status

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// named is one fixed oracle case for an item of issue 25: the layers, the
-// probes that show the item, and the model's answer is the expectation.
+// named is one fixed oracle case for one documented filesystem rule: the
+// layers, the probes that show the rule, and the model's answer is the
+// expectation.
 type named struct {
 	name   string
 	c      Case
@@ -17,10 +18,11 @@ type named struct {
 
 func p(op, path string) Probe { return Probe{Op: op, Path: path} }
 
-// issue25 lists every filesystem item of issue 25 (and what the oracle
-// found beyond it) as a fixed case. The network, secrets and discard
-// items have named tests of their own in the packages that fix them.
-var issue25 = []named{
+// namedCases lists every filesystem rule of the composed policy (lists
+// add up, globs, links, managed layers, trust; and what the oracle found
+// beyond them) as a fixed case. Network, secrets and discard regions
+// have named tests of their own in the packages that enforce them.
+var namedCases = []named{
 	// Lists that replace instead of adding up.
 	{"lists/read-deny-rule-beside-denyRead", Case{Layers: []Layer{{Source: SrcClaude,
 		ReadDeny: []string{"./secret/**"}, DenyRead: []string{"~/.aws/credentials"}}}},
@@ -152,12 +154,12 @@ var issue25 = []named{
 }
 
 // pendingFix are named cases that wait for a fix, by the fix; -pending
-// runs them anyway. Empty: every issue-25 item and the two the oracle
-// found besides are fixed (an entry is added only with its issue).
+// runs them anyway. Empty: every rule and the two bugs the oracle found
+// besides are fixed (an entry is added only with a known, open bug).
 var pendingFix = map[string]string{}
 
-func TestOracleIssue25(t *testing.T) {
-	for _, n := range issue25 {
+func TestOracleNamed(t *testing.T) {
+	for _, n := range namedCases {
 		t.Run(n.name, func(t *testing.T) {
 			if why, ok := pendingFix[n.name]; ok && !*pending {
 				t.Skip("pending fix: " + why)
