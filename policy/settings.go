@@ -85,6 +85,9 @@ type pathEntry struct {
 	// untrusted: the entry came from a working tree's file the user
 	// has not trusted (see trust.go): it may narrow, never re-open.
 	untrusted bool
+	// blind: a directory a deny rule's walk could not read, denied
+	// whole only where writes go (see walk.go).
+	blind bool
 }
 
 // tlsSetting is network.tlsTerminate as one file wrote it.
@@ -292,6 +295,8 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 			l.allowWrite = append(l.allowWrite, ruleEntries(pr.allowWrite, file)...)
 			l.denyRead = append(l.denyRead, ruleEntries(pr.denyRead, file)...)
 			l.denyWrite = append(l.denyWrite, ruleEntries(pr.denyWrite, file)...)
+			l.denyRead = append(l.denyRead, blindEntries(pr.blindRead, file)...)
+			l.denyWrite = append(l.denyWrite, blindEntries(pr.blindWrite, file)...)
 			l.fsKeys = l.fsKeys || len(pr.allowWrite)+len(pr.denyRead)+len(pr.denyWrite)+pr.fileRules > 0
 		}
 		if !hasSandbox {
