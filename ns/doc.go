@@ -19,7 +19,8 @@
 //     directories between a writable root and a protected name bound onto
 //     themselves ("pinned") so that renaming a parent fails with EBUSY
 //     instead of carrying the protection away; missing protected names
-//     stubbed (see stub);
+//     stubbed (see stub); a directory the protected-name search could
+//     not read bound read-only whole (see dirInfo);
 //  4. pivot_root into the staging root and detach the old root.
 //
 // Nothing is created on the host except the stubs, which the sandbox's

@@ -323,6 +323,13 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 			}
 		}
 	}
+	// blindOp keeps a directory the search cannot see into read-only
+	// whole (see dirInfo.blind): a plain read-only bind, not a
+	// protected name's (whose stub protocol would open it).
+	blindOp := func(root, p string) {
+		r.ops = append(r.ops, Op{Kind: OpRO, Path: p, Dir: true, Why: "unreadable: the protected-name search cannot see inside; read-only whole for the run (chmod u+rx it to search it)"})
+		pin(root, p)
+	}
 	// Each name's first component, and whether there is more.
 	type split struct {
 		first  string
@@ -346,7 +353,11 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 	emit = func(tree map[string]*dirInfo, root string, path []byte, level int, clean bool) {
 		d := tree[string(path)]
 		if d == nil || r.err != nil {
-			return // not readable, or already walked from an earlier root
+			return // already walked from an earlier root
+		}
+		if d.blind {
+			blindOp(root, string(path))
+			return
 		}
 		todo, dir := names, ""
 		if level > 0 && len(d.have) == 0 {
@@ -388,6 +399,11 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 				}
 				st, err := os.Lstat(full)
 				switch {
+				case err != nil && blindErr(err):
+					// Inside a first component the search cannot
+					// enter (.git made mode 000): that whole (see
+					// dirInfo.blind).
+					blindOp(root, filepath.Join(dir, first))
 				case err == nil && st.Mode()&os.ModeSymlink != 0:
 					r.err = fmt.Errorf("protected path %s is a symlink inside a writable place; remove it or do not make %s writable", full, root)
 					return
@@ -550,9 +566,19 @@ const (
 // dirInfo is one directory read by the protected-name search: the types
 // of its entries named like the first component of a protected name, and,
 // above the search depth, its subdirectories (not symlinks) in name order.
+//
+// blind marks a directory the search meant to read and could not open
+// or list (a mode-000 directory, an error reading it). Inside a writable
+// root that is what an earlier run's command may have arranged: it runs
+// as the caller and can make the directory readable again, and write
+// the hooks of a repository the search did not see. Such a directory is
+// kept read-only whole for the run (with its ancestors pinned): the
+// command sees it as the search did and cannot change its mode, nor
+// anything below it. The scan cache never holds one.
 type dirInfo struct {
-	have map[string]entryType
-	subs []string
+	have  map[string]entryType
+	subs  []string
+	blind bool
 }
 
 // programPath is the command's path when it is given as one.

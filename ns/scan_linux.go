@@ -14,8 +14,8 @@ import (
 
 // scanTree reads root and its subdirectories down to depth levels for the
 // protected-name search, skipping directories in skip (and what is below
-// them). It returns the directories it could read and every directory it
-// tried.
+// them). It returns the directories it could read (and those it could
+// not, marked blind: see dirInfo) and every directory it tried.
 //
 // The search runs on every start in trees that can hold thousands of
 // directories, so it is cheap per directory: each is opened relative to
@@ -55,6 +55,9 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 	rootClean := filepath.Clean(root) == root
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if blindErr(err) {
+			tree[root] = &dirInfo{blind: true}
+		}
 		return tree, visited
 	}
 	type job struct {
@@ -82,7 +85,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 			buf := make([]byte, 16<<10)
 			var kids []job
 			var tried, paths []string
-			var known []hit
+			var known, blind []hit
 			for {
 				mu.Lock()
 				for len(queue) == 0 && active > 0 {
@@ -98,7 +101,7 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 				active++
 				mu.Unlock()
 
-				kids, tried, paths, known = kids[:0], tried[:0], paths[:0], known[:0]
+				kids, tried, paths, known, blind = kids[:0], tried[:0], paths[:0], known[:0], blind[:0]
 				var d *dirInfo
 				if c != nil {
 					d = c.read(j.fd, j.level < depth, firsts, buf)
@@ -122,18 +125,25 @@ func scanTreeCached(root string, depth int, firsts, skip map[string]bool, c *sca
 							}
 						}
 						cfd, err := unix.Openat(j.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-						if err == nil {
+						switch {
+						case err == nil:
 							kids = append(kids, job{cfd, p, j.level + 1})
+						case blindErr(err):
+							blind = append(blind, hit{p, &dirInfo{blind: true}})
 						}
 					}
 				}
 				unix.Close(j.fd)
 
 				mu.Lock()
-				if d != nil {
-					tree[j.path] = d
+				if d == nil {
+					d = &dirInfo{blind: true} // opened, but not read to the end
 				}
+				tree[j.path] = d
 				for _, h := range known {
+					tree[h.path] = h.info
+				}
+				for _, h := range blind {
 					tree[h.path] = h.info
 				}
 				visited = append(visited, tried...)

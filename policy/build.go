@@ -360,8 +360,9 @@ func (b *builder) denials() error {
 	r := &b.r
 	r.protected = nil
 	var err error
+	r.takesWrites = append(append([]string(nil), p.Filesystem.AllowWrite...), p.Filesystem.DiscardWrites...)
 	dw := *r
-	dw.writable = append(append([]string(nil), p.Filesystem.AllowWrite...), p.Filesystem.DiscardWrites...)
+	dw.writable = r.takesWrites
 	if p.Filesystem.DenyWrite, err = m.resolve(dw, "denyWrite", b.denyWrite, false); err != nil {
 		return err
 	}
@@ -370,7 +371,10 @@ func (b *builder) denials() error {
 		return err
 	}
 	homes := []string{in.Home, in.PasswdHome}
-	defaults := r.defaults(DefaultDenyRead, homes...)
+	defaults, err := r.defaults(DefaultDenyRead, homes...)
+	if err != nil {
+		return err
+	}
 	// A masked copy of a file is a way to read it: a mask another layer
 	// asks for does not re-open what the managed settings deny.
 	if c := p.Credentials; c != nil {
@@ -655,6 +659,10 @@ type resolver struct {
 	// roots: a denyWrite entry named through a symlink in one is
 	// refused (see linkInWritable).
 	writable []string
+	// takesWrites, set while the deny lists are resolved, are the
+	// writable roots and the discard regions: a directory a deny walk
+	// cannot read there is denied whole (see walk.go).
+	takesWrites []string
 }
 
 // protectedRoot names the protected name that making w writable would
@@ -691,12 +699,43 @@ func protectedRoot(w string, names []Protected) string {
 
 // defaults resolves the built-in credential locations, "~/" ones under
 // each of the caller's homes (HOME and the passwd entry's, when they
-// differ). A location that cannot be resolved (a HOME the caller cannot
-// read) is skipped with a note: the command, running as the caller,
-// cannot reach it either.
-func (r resolver) defaults(list []string, homes ...string) []string {
+// differ). A location that cannot be resolved (a directory on the way
+// the caller cannot enter) is skipped with a note when it lies outside
+// the places that take writes: the command, as the same user, cannot
+// reach it either, nor change the directory's mode in a read-only view.
+// Where writes go it could (see walk.go): the directory that stops the
+// resolution is denied whole for the run, and a location that cannot be
+// resolved for another reason (a path too long, a loop of links) is an
+// error.
+func (r resolver) defaults(list []string, homes ...string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
+	// unresolved handles d, under home h ("" for an absolute entry),
+	// that failed to resolve with err.
+	unresolved := func(d, h string, err error) error {
+		where := ""
+		p := d
+		if h != "" {
+			where = " under " + h
+			p = filepath.Join(h, d[2:])
+		}
+		b := blocker(p)
+		rb := resolvedOr(b)
+		if !WithinAny(rb, r.takesWrites) {
+			if h != "" {
+				r.note(fmt.Sprintf("built-in denyRead %q%s skipped: %v (the command, as the same user, cannot reach it either)", d, where, errors.Unwrap(err)))
+			} else {
+				r.note(fmt.Sprintf("built-in denyRead %q skipped: %v", d, errors.Unwrap(err)))
+			}
+			return nil
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			r.note(fmt.Sprintf("built-in denyRead %q%s: %s cannot be entered, and lies where the command may write (it could open it again): denied whole for the run; make it readable (chmod u+rx %s) to deny only the credentials", d, where, rb, rb))
+			out = append(out, rb)
+			return nil
+		}
+		return fmt.Errorf("built-in denyRead %q%s: %v, and %s lies where the command may write, so it could reach what sbx cannot resolve; remove the links or the depth on the way, or make it not writable", d, where, errors.Unwrap(err), b)
+	}
 	for _, h := range homes {
 		// "/" is a home too (a container user run with HOME=/, whose
 		// tools keep /.aws and /.ssh).
@@ -712,7 +751,9 @@ func (r resolver) defaults(list []string, homes ...string) []string {
 			}
 			got, err := hr.all("built-in denyRead", entries([]string{d}), false)
 			if err != nil {
-				r.note(fmt.Sprintf("built-in denyRead %q under %s skipped: %v (the command, as the same user, cannot reach it either)", d, h, errors.Unwrap(err)))
+				if err := unresolved(d, hr.home, err); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			out = append(out, got...)
@@ -727,12 +768,14 @@ func (r resolver) defaults(list []string, homes ...string) []string {
 		}
 		got, err := r.all("built-in denyRead", entries([]string{d}), false)
 		if err != nil {
-			r.note(fmt.Sprintf("built-in denyRead %q skipped: %v", d, errors.Unwrap(err)))
+			if err := unresolved(d, "", err); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		out = append(out, got...)
 	}
-	return dedupe(out)
+	return dedupe(out), nil
 }
 
 func (r resolver) note(s string) {
@@ -842,6 +885,12 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			return nil, err
 		}
 		real, exists, err := r.resolve(abs)
+		if err == nil && e.blind {
+			if !WithinAny(real, r.takesWrites) {
+				continue // the command cannot open it either (see walk.go)
+			}
+			r.note(fmt.Sprintf("%s: %s (from %s) cannot be read, and lies where the command may write (it could make it readable again): denied whole for the run; make it readable (chmod u+rx %s) to deny only what matches", key, real, e.from, real))
+		}
 		if err != nil {
 			if e.optional {
 				r.note(fmt.Sprintf("%s %s (from %s) skipped: %v", key, e.path, e.from, err))

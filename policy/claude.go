@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Claude Code permission rules.
@@ -57,14 +54,18 @@ import (
 // whose only glob is a trailing "/**" (the directory itself). Other
 // patterns are expanded against the filesystem now, walking from their
 // deepest glob-free directory without following symlinks to directories;
-// unreadable directories are skipped, and more than permMatchCap matches
-// for one rule is an error. Paths come back absolute and cleaned, not
+// a deny's unreadable directories are denied whole where writes go (see
+// walk.go), and more than permMatchCap matches for one rule is an error. Paths come back absolute and cleaned, not
 // resolved through symlinks (Build does that).
 
 // permRules is what a settings file's "permissions" object says for the filesystem.
 type permRules struct {
 	allowWrite, denyRead, denyWrite []string // absolute paths, cleaned
-	notes                           []string
+	// blindRead and blindWrite are the directories the deny rules'
+	// walks could not read (see walk.go): denied whole where writes
+	// go, which Build knows later (pathEntry.blind).
+	blindRead, blindWrite []string
+	notes                 []string
 	// fileRules counts the file rules applied, whether or not they
 	// matched anything yet (a managed one makes the layer's filesystem
 	// rules, which no other file's filesystem.disabled drops).
@@ -207,8 +208,9 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 		return nil
 	}
 	paths := []string{"/"}
+	var bs blindSpots
 	if hasSpec {
-		if paths, err = expandPermSpec(spec, root, cwd, home, list == "deny"); err != nil {
+		if paths, err = expandPermSpec(spec, root, cwd, home, list == "deny", &bs); err != nil {
 			if errors.Is(err, errPermTooMany) {
 				return fail("matches more than %d paths; name a directory instead, e.g. %s(./dir/**)", permMatchCap, tool)
 			}
@@ -226,8 +228,13 @@ func (pr *permRules) rule(file, list, rule, root, cwd, home string) error {
 		pr.allowWrite = append(pr.allowWrite, paths...)
 	case kind == "Read":
 		pr.denyRead = append(pr.denyRead, paths...)
+		pr.blindRead = append(pr.blindRead, bs.unreadable...)
 	default:
 		pr.denyWrite = append(pr.denyWrite, paths...)
+		pr.blindWrite = append(pr.blindWrite, bs.unreadable...)
+	}
+	for _, d := range bs.deep {
+		note("%s holds paths longer than a mount can name (%d bytes): denied whole for the run", d, MaxPlanPath)
 	}
 	if len(paths) == 0 && list == "deny" {
 		if base, rest, _, err := permBase(spec, root, cwd, home); err == nil {
@@ -302,32 +309,33 @@ func permDir(d, cwd, home string) (string, error) {
 
 // expandPermPattern turns one Read/Edit pattern into absolute, cleaned,
 // sorted, deduplicated paths (see the comment at the top of this file).
-func expandPermPattern(spec, root, cwd, home string, deny bool) ([]string, error) {
+// A deny's walk records what it could not see in bs (see walk.go).
+func expandPermPattern(spec, root, cwd, home string, deny bool, bs *blindSpots) ([]string, error) {
 	base, rest, anchored, err := permBase(spec, root, cwd, home)
 	if err != nil {
 		return nil, err
 	}
-	paths, _, err := expandGlob(base, rest, anchored, deny)
+	paths, _, err := expandGlob(base, rest, anchored, deny, bs)
 	return paths, err
 }
 
 // expandPermSpec is expandPermPattern, with a deny's brace groups
 // expanded first (see braceAlternatives): each alternative's matches,
 // and the text's own where it names a path.
-func expandPermSpec(spec, root, cwd, home string, deny bool) ([]string, error) {
+func expandPermSpec(spec, root, cwd, home string, deny bool, bs *blindSpots) ([]string, error) {
 	alts := braceAlternatives(spec)
 	if !deny || len(alts) < 2 {
-		return expandPermPattern(spec, root, cwd, home, deny)
+		return expandPermPattern(spec, root, cwd, home, deny, bs)
 	}
 	var out []string
 	for _, a := range alts {
-		ps, err := expandPermPattern(a, root, cwd, home, deny)
+		ps, err := expandPermPattern(a, root, cwd, home, deny, bs)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ps...)
 	}
-	if ps, err := expandPermPattern(spec, root, cwd, home, deny); err == nil {
+	if ps, err := expandPermPattern(spec, root, cwd, home, deny, &blindSpots{}); err == nil {
 		for _, p := range ps {
 			if _, err := os.Lstat(p); err == nil {
 				out = append(out, p)
@@ -359,55 +367,6 @@ func permBase(spec, root, cwd, home string) (base, rest string, anchored bool, e
 		anchored = false
 	}
 	return base, rest, anchored, nil
-}
-
-// permWalker expands a glob below one directory.
-type permWalker struct {
-	pat     []string // components, relative to the walk's start
-	dirOnly bool     // matches must be directories (or symlinks to them)
-	// deny: the matches are denied, so a directory the walk cannot
-	// list but the caller can enter (mode 0311) is an error, not a
-	// skip: what it holds could match, and would stay open.
-	deny bool
-	out  []string
-}
-
-// walk visits dir, whose path relative to the start is rel. A match is
-// recorded and not descended into; symlinks are never descended into;
-// unreadable directories are skipped (see deny).
-func (w *permWalker) walk(dir string, rel []string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		if w.deny && !errors.Is(err, fs.ErrNotExist) && unix.Access(dir, unix.X_OK) == nil {
-			return fmt.Errorf("cannot list %s to find what the deny pattern matches there (%w), though the command could open files in it by name; make it readable, or deny the directory itself", dir, err)
-		}
-		return nil
-	}
-	for _, e := range ents {
-		full := filepath.Join(dir, e.Name())
-		relc := append(rel[:len(rel):len(rel)], e.Name())
-		isDir := e.IsDir()
-		if globMatch(w.pat, relc) {
-			ok := !w.dirOnly || isDir
-			if !ok && e.Type()&os.ModeSymlink != 0 {
-				st, err := os.Stat(full)
-				ok = err == nil && st.IsDir()
-			}
-			if ok {
-				w.out = append(w.out, full)
-				if len(w.out) > permMatchCap {
-					return errPermTooMany
-				}
-				continue
-			}
-		}
-		if isDir && globCouldExtend(w.pat, relc) {
-			if err := w.walk(full, relc); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // globMatch reports whether the path components name match pat, whose

@@ -124,7 +124,7 @@ func TestExpandPermPattern(t *testing.T) {
 		{"./*.zzz", nil},
 		{"./missing/*.ts", nil},
 	} {
-		got, err := expandPermPattern(tc.spec, proj, app, home, false)
+		got, err := expandPermPattern(tc.spec, proj, app, home, false, nil)
 		if err != nil {
 			t.Errorf("%s: %v", tc.spec, err)
 			continue
@@ -142,7 +142,7 @@ func TestExpandPermPatternErrors(t *testing.T) {
 		{"./[abc", `malformed glob "[abc"; fix the brackets or escape them with \`},
 		{"./*/../x", `".." after a glob is not supported; remove it`},
 	} {
-		got, err := expandPermPattern(tc.spec, proj, app, home, false)
+		got, err := expandPermPattern(tc.spec, proj, app, home, false, nil)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: got %q, %v; want error %q", tc.spec, got, err, tc.want)
 		}
@@ -154,7 +154,7 @@ func TestPermMatchCap(t *testing.T) {
 	old := permMatchCap
 	t.Cleanup(func() { permMatchCap = old })
 	permMatchCap = 3
-	got, err := expandPermPattern("*.pem", proj, app, home, false)
+	got, err := expandPermPattern("*.pem", proj, app, home, false, nil)
 	want := expandAll(expand, []string{"$APP/key.pem", "$APP/secrets/inner.pem", "$APP/src/deep/cert.pem"})
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("at the cap: got %q, %v; want %q", got, err, want)

@@ -44,7 +44,10 @@
 // They are made absolute, cleaned and resolved through symlinks before use,
 // so that a rule applies to the object the kernel will see. Entries that
 // contain glob characters (* ? [) are expanded against the filesystem at
-// start-up unless given as {"path": …, "literal": true}.
+// start-up unless given as {"path": …, "literal": true}, by a walk with
+// descriptors that never skips what it cannot see: a deny's unreadable
+// directory where writes go is denied whole, and so is a directory
+// holding paths longer than a mount can name (walk.go).
 //
 // Semantics (srt's, with safer defaults):
 //

@@ -15,7 +15,8 @@ import (
 // is a class, "\x" is x itself, "**" is zero or more whole directories,
 // and a trailing "/**" is everything inside. Components are matched by
 // path.Match, whole paths by globMatch (see claude.go), and trees are
-// walked by permWalker, which never follows a symlink to a directory.
+// walked by permWalker (walk.go), with descriptors, never following a
+// symlink to a directory and never skipping what it cannot see.
 
 // globMeta reports whether the path component c holds a glob character
 // that is not escaped.
@@ -66,8 +67,10 @@ var errGlobTooMany = errPermTooMany
 // a glob are errors.
 //
 // pattern reports whether the tree was searched (the result is what
-// matched), as opposed to a literal path given back.
-func expandGlob(base, rest string, anchored, deny bool) (paths []string, pattern bool, err error) {
+// matched), as opposed to a literal path given back. A deny walk records
+// in bs what it could not see (see walk.go); bs may be nil only when
+// deny is false, or to make an unreadable directory an error.
+func expandGlob(base, rest string, anchored, deny bool, bs *blindSpots) (paths []string, pattern bool, err error) {
 	base = filepath.Clean(base)
 	dirOnly := strings.HasSuffix(rest, "/")
 	rest = strings.TrimRight(rest, "/")
@@ -109,8 +112,8 @@ func expandGlob(base, rest string, anchored, deny bool) (paths []string, pattern
 				out = append(out, lit) // not there yet: keep the literal
 			}
 		}
-		w := permWalker{pat: []string{"**", name}, dirOnly: dirOnly, deny: deny}
-		if err := w.walk(base, nil); err != nil {
+		w := permWalker{pat: []string{"**", name}, dirOnly: dirOnly, deny: deny, blind: bs}
+		if err := w.walkFrom(base); err != nil {
 			return nil, true, err
 		}
 		return sortedPaths(append(out, w.out...)), true, nil
@@ -137,8 +140,8 @@ func expandGlob(base, rest string, anchored, deny bool) (paths []string, pattern
 		}
 		return []string{prefix}, false, nil
 	}
-	w := permWalker{pat: comps[k:], dirOnly: dirOnly || inside, deny: deny}
-	if err := w.walk(prefix, nil); err != nil {
+	w := permWalker{pat: comps[k:], dirOnly: dirOnly || inside, deny: deny, blind: bs}
+	if err := w.walkFrom(prefix); err != nil {
 		return nil, true, err
 	}
 	return sortedPaths(w.out), true, nil
@@ -187,7 +190,8 @@ func (r resolver) glob(key string, e pathEntry) (paths []string, isGlob bool, er
 	if err != nil {
 		return nil, false, fmt.Errorf("%s %q: %w", key, e.path, err)
 	}
-	paths, isGlob, err = expandGlob(base, rest, true, strings.HasPrefix(key, "deny"))
+	var bs blindSpots
+	paths, isGlob, err = expandGlob(base, rest, true, strings.HasPrefix(key, "deny"), &bs)
 	if errors.Is(err, errGlobTooMany) {
 		return nil, false, fmt.Errorf("%s %q: matches more than %d paths; name a directory instead", key, e.path, permMatchCap)
 	}
@@ -211,5 +215,20 @@ func (r resolver) glob(key string, e pathEntry) (paths []string, isGlob bool, er
 			return nil, false, fmt.Errorf("%s %q: the glob matches nothing, but %s exists; to name that file write it literally, {\"path\": %q, \"literal\": true} in a settings file, or escape the glob characters: %s", key, e.path, lit, lit, globEscape(e.path))
 		}
 	}
+	paths = append(paths, r.blind(key, e.path, &bs)...)
 	return paths, true, nil
+}
+
+// blind notes what a deny walk could not see (see walk.go) and returns
+// the directories to deny whole: the unreadable ones where writes go.
+// The deep ones are among the matches already.
+func (r resolver) blind(key, pattern string, bs *blindSpots) []string {
+	for _, d := range bs.deep {
+		r.note(fmt.Sprintf("%s %q: %s holds paths longer than a mount can name (%d bytes): denied whole for the run", key, pattern, d, MaxPlanPath))
+	}
+	in := blindIn(bs, r.takesWrites)
+	for _, d := range in {
+		r.note(fmt.Sprintf("%s %q: %s cannot be read, and lies where the command may write (it could make it readable again): denied whole for the run; make it readable (chmod u+rx %s) to deny only what matches", key, pattern, d, d))
+	}
+	return in
 }

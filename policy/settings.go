@@ -91,6 +91,9 @@ type pathEntry struct {
 	// scope: the entry came from a Claude Code project scope of this
 	// directory (see ClaudeProject); "" for any other source.
 	scope string
+	// blind: a directory a deny rule's walk could not read, denied
+	// whole only where writes go (see walk.go).
+	blind bool
 }
 
 // tlsSetting is network.tlsTerminate as one file wrote it.
@@ -298,6 +301,8 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 			l.allowWrite = append(l.allowWrite, ruleEntries(pr.allowWrite, file)...)
 			l.denyRead = append(l.denyRead, ruleEntries(pr.denyRead, file)...)
 			l.denyWrite = append(l.denyWrite, ruleEntries(pr.denyWrite, file)...)
+			l.denyRead = append(l.denyRead, blindEntries(pr.blindRead, file)...)
+			l.denyWrite = append(l.denyWrite, blindEntries(pr.blindWrite, file)...)
 			l.fsKeys = l.fsKeys || len(pr.allowWrite)+len(pr.denyRead)+len(pr.denyWrite)+pr.fileRules > 0
 		}
 		if !hasSandbox {
