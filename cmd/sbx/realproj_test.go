@@ -492,6 +492,7 @@ func TestReviewedEscapes(t *testing.T) {
 		if r.code != 0 || r.stdout != "hi\n" {
 			t.Fatalf("%s", r)
 		}
+		writeFile(t, filepath.Join(d, ".claude", "settings.json"), `{}`)
 		r = sbx(t, runOpts{dir: t.TempDir()}, "--claude-settings="+d, "--", "/bin/echo", "ran")
 		if r.code != 0 || r.stdout != "ran\n" {
 			t.Fatalf("--claude-settings=DIR: %s", r)
