@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,55 @@ func TestPresetNodeSpawnWrap(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".node-spawn-wrap-") {
 			t.Errorf("a shim directory was left in HOME: %s", filepath.Join(home, e.Name()))
 		}
+	}
+}
+
+// TestRustRecipeFreshCrate runs the README's cargo recipe as written on a
+// fresh crate (no Cargo.lock, no target/) with Debian's cargo, a fresh
+// CARGO_HOME and --fail-on-violation --observe-files writes: it must pass
+// on the first try, leaving the lock file and the build in the crate.
+// That takes the three things the rust preset and --allow-write do:
+// creating the missing target/ the flag names, creating and opening the
+// crate's missing Cargo.lock, and cargo's package cache lock files in
+// CARGO_HOME.
+func TestRustRecipeFreshCrate(t *testing.T) {
+	cargo := "/usr/bin/cargo"
+	if _, err := os.Stat(cargo); err != nil {
+		t.Skip("no /usr/bin/cargo (Debian's cargo package)")
+	}
+	base := hostTempDir(t)
+	home, cargoHome, crate := filepath.Join(base, "home"), filepath.Join(base, "cargo-home"), filepath.Join(base, "demo")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(hermeticEnv(), "HOME="+home, "CARGO_HOME="+cargoHome, "CARGO_TERM_COLOR=never", "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc")
+	cmd := exec.Command(cargo, "new", "--offline", "--vcs", "none", "--lib", crate)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cargo new: %v\n%s", err, out)
+	}
+	r := sbx(t, runOpts{dir: crate, env: env}, "--preset", "rust", "--allow-write", "target", "--fail-on-violation", "--observe-files", "writes", "--", cargo, "test", "--offline")
+	if r.code != 0 || !strings.Contains(r.stdout, "test result: ok") {
+		t.Fatalf("sbx --preset rust --allow-write target -- cargo test on a fresh crate: %s", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(crate, "Cargo.lock")); err != nil || !strings.Contains(string(b), "[[package]]") {
+		t.Errorf("Cargo.lock after the run: %q, %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(crate, "target")); err != nil || !fi.IsDir() {
+		t.Errorf("target/ after the run: %v", err)
+	}
+	// A second run finds everything in place and still passes; the lock
+	// file now exists and stays read-only.
+	r = sbx(t, runOpts{dir: crate, env: env}, "--preset", "rust", "--allow-write", "target", "--fail-on-violation", "--observe-files", "writes", "--", cargo, "test", "--offline")
+	if r.code != 0 {
+		t.Errorf("second run: %s", r)
+	}
+	// A deeper missing --allow-write path is still refused (a typo).
+	r = sbx(t, runOpts{dir: crate, env: env}, "--allow-write", "tagret/debug", "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("--allow-write of a path two levels missing: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(crate, "tagret")); err == nil {
+		t.Errorf("a refused --allow-write created tagret/")
 	}
 }
