@@ -254,6 +254,7 @@ func (b *builder) environment() error {
 func (b *builder) grants() error {
 	in, p, m := b.in, b.p, b.m
 	b.r.create = &b.toCreate
+	b.r.createFile = map[string]bool{}
 	// Presets make toolchain caches writable: created 0700 when missing
 	// (a cache the tool would make on its first run anyway), once every
 	// check has passed and only for a real run.
@@ -262,6 +263,9 @@ func (b *builder) grants() error {
 		return err
 	}
 	b.allowWrite = append(b.allowWrite, preset...)
+	if slices.Contains(m.presets, "rust") {
+		b.allowWrite = append(b.allowWrite, cargoLockfile(in.Cwd, &p.Notes)...)
+	}
 	switch in.Reads {
 	case "", "all":
 	case "declared":
@@ -596,7 +600,7 @@ func (b *builder) process() error {
 	if !in.DryRun {
 		// Last: nothing above can fail any more.
 		for _, c := range b.toCreate {
-			if err := os.MkdirAll(c, 0o700); err != nil {
+			if err := createMissing(c, b.r.createFile[c]); err != nil {
 				p.Notes = append(p.Notes, fmt.Sprintf("allowWrite %s skipped: cannot create it: %v", c, unwrapPathErr(err)))
 				p.Filesystem.AllowWrite = slices.DeleteFunc(p.Filesystem.AllowWrite, func(w string) bool { return w == c })
 			}
@@ -609,6 +613,63 @@ func (b *builder) process() error {
 		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
 	}
 	return nil
+}
+
+// createMissing makes a preset's missing cache: a directory (mode 0700,
+// with its parents), or with file an empty file (mode 0600) in such a
+// directory; a file that appeared meanwhile is left as it is.
+func createMissing(path string, file bool) error {
+	if !file {
+		return os.MkdirAll(path, 0o700)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// cargoLockfile is the rust preset's Cargo.lock of a crate that has none
+// yet: when the working directory holds a Cargo.toml and no directory
+// above it does (so it is its own workspace root, where cargo writes the
+// lock file), a missing Cargo.lock beside it is created empty (cargo
+// reads an empty lock file as none and fills it in) and made writable,
+// the one file of the crate the preset opens. An existing Cargo.lock
+// stays read-only: a build that would change it fails, as cargo's
+// --locked would.
+func cargoLockfile(cwd string, notes *[]string) []pathEntry {
+	if cwd == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "Cargo.toml")); err != nil {
+		return nil
+	}
+	lock := filepath.Join(cwd, "Cargo.lock")
+	if _, err := os.Lstat(lock); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for d := filepath.Dir(cwd); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "Cargo.toml")); err == nil {
+			*notes = append(*notes, fmt.Sprintf("preset rust: %s has no Cargo.lock, but %s may be its workspace root: make the lock file's directory writable for the first build", cwd, d))
+			return nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	*notes = append(*notes, fmt.Sprintf("preset rust: allowWrite += %s (the crate's lock file), missing: created empty (mode 0644 less the umask) when the command runs", lock))
+	return []pathEntry{{path: lock, literal: true, optional: true, from: "preset rust", create: true, createFile: true}}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func hasEnv(env []string, name string) bool {
@@ -645,6 +706,9 @@ type resolver struct {
 	// create receives the missing paths of entries marked create (a
 	// preset's cache), which Build makes once every check has passed.
 	create *[]string
+	// createFile marks the paths in create that are files, not
+	// directories.
+	createFile map[string]bool
 	// dirs maps directories to their resolved paths (see resolve).
 	dirs map[string]string
 	// notes receives what was skipped.
@@ -911,8 +975,22 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			return nil, errors.New(msg)
 		}
+		if mustExist && !exists && key == "allowWrite" && e.from == "--allow-write" && r.create != nil && !e.create && isDir(filepath.Dir(real)) {
+			// A directory named on the command line whose parent exists
+			// (--allow-write target before a first build) is created,
+			// like a preset's cache; a deeper missing path stays an
+			// error, as it is more likely a typo.
+			e.create = true
+			r.note(fmt.Sprintf("allowWrite %s: missing, created mode 0700 when the command runs", real))
+		}
 		if mustExist && !exists && e.create && r.create != nil {
 			*r.create = append(*r.create, real)
+			if e.createFile {
+				if r.createFile == nil {
+					r.createFile = map[string]bool{}
+				}
+				r.createFile[real] = true
+			}
 			out = append(out, real)
 			continue
 		}

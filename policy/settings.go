@@ -81,8 +81,9 @@ type pathEntry struct {
 	optional bool
 	// from names where the entry came from, for notes.
 	from string
-	// create: a missing path is created (mode 0700) for a real run.
-	create bool
+	// create: a missing path is created (mode 0700) for a real run;
+	// with createFile, as an empty file (mode 0644) in such a directory.
+	create, createFile bool
 	// managed: the entry came from the managed layer (see merge.go).
 	managed bool
 	// untrusted: the entry came from a working tree's file the user
