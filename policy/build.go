@@ -600,9 +600,16 @@ func (b *builder) process() error {
 	if !in.DryRun {
 		// Last: nothing above can fail any more.
 		for _, c := range b.toCreate {
-			if err := createMissing(c, b.r.createFile[c]); err != nil {
+			created, err := createMissing(c, b.r.createFile[c])
+			if err != nil {
 				p.Notes = append(p.Notes, fmt.Sprintf("allowWrite %s skipped: cannot create it: %v", c, unwrapPathErr(err)))
 				p.Filesystem.AllowWrite = slices.DeleteFunc(p.Filesystem.AllowWrite, func(w string) bool { return w == c })
+				continue
+			}
+			// An empty file made in the working tree (the crate's
+			// Cargo.lock) goes again after the run if nothing filled it.
+			if created && b.r.createFile[c] && Within(c, in.Cwd) {
+				p.Filesystem.Placeholders = append(p.Filesystem.Placeholders, c)
 			}
 		}
 	}
@@ -616,23 +623,36 @@ func (b *builder) process() error {
 }
 
 // createMissing makes a preset's missing cache: a directory (mode 0700,
-// with its parents), or with file an empty file (mode 0600) in such a
-// directory; a file that appeared meanwhile is left as it is.
-func createMissing(path string, file bool) error {
+// with its parents), or with file an empty file (mode 0644 less the
+// umask) in such a directory; a file that appeared meanwhile is left as
+// it is. created reports whether it made the file.
+func createMissing(path string, file bool) (created bool, err error) {
 	if !file {
-		return os.MkdirAll(path, 0o700)
+		return false, os.MkdirAll(path, 0o700)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+		return false, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	return f.Close()
+	return true, f.Close()
+}
+
+// RemovePlaceholders removes the empty files Build made in the working
+// tree for the run (Filesystem.Placeholders) that are still empty
+// regular files: a run that never ran cargo leaves no empty Cargo.lock
+// behind.
+func RemovePlaceholders(p *Policy) {
+	for _, f := range p.Filesystem.Placeholders {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			os.Remove(f)
+		}
+	}
 }
 
 // cargoLockfile is the rust preset's Cargo.lock of a crate that has none

@@ -87,6 +87,10 @@ type Filesystem struct {
 	// Disabled drops every filesystem rule, the mandatory ones too
 	// (filesystem.disabled). The mount view then is the host's, read-write.
 	Disabled bool `json:"disabled,omitempty"`
+	// Placeholders are empty files Build made in the working tree for
+	// the run (a new crate's Cargo.lock); RemovePlaceholders takes away
+	// those still empty after it.
+	Placeholders []string `json:"-"`
 
 	AllowRead  []string `json:"allowRead"`
 	DenyRead   []string `json:"denyRead"`

@@ -90,7 +90,12 @@ func TestRustRecipeFreshCrate(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cargo new: %v\n%s", err, out)
 	}
-	r := sbx(t, runOpts{dir: crate, env: env}, "--preset", "rust", "--allow-write", "target", "--fail-on-violation", "--observe-files", "writes", "--", cargo, "test", "--offline")
+	// A run that never fills the lock file leaves none behind.
+	r := sbx(t, runOpts{dir: crate, env: env}, "--preset", "rust", "--", "true")
+	if _, err := os.Lstat(filepath.Join(crate, "Cargo.lock")); r.code != 0 || err == nil {
+		t.Errorf("a run that did not build left an empty Cargo.lock (%v): %s", err, r)
+	}
+	r = sbx(t, runOpts{dir: crate, env: env}, "--preset", "rust", "--allow-write", "target", "--fail-on-violation", "--observe-files", "writes", "--", cargo, "test", "--offline")
 	if r.code != 0 || !strings.Contains(r.stdout, "test result: ok") {
 		t.Fatalf("sbx --preset rust --allow-write target -- cargo test on a fresh crate: %s", r)
 	}

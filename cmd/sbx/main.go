@@ -153,6 +153,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		}
 		return 0
 	}
+	defer policy.RemovePlaceholders(p)
 	col, err := f.vf.open(p, args)
 	if err != nil {
 		return fail(stderr, "%v", err)
