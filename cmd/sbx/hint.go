@@ -28,7 +28,8 @@ import (
 //     not find (127) or not execute (126): in the sandbox that is often a
 //     path its view leaves out or masks, which no record shows (an
 //     execve is not observed). Not when the command itself is missing on
-//     the host: sbx already said so.
+//     the host: sbx already said so. Under --weaker-nested, which has no
+//     view of its own, only 126 (Landlock's EACCES).
 //
 // It returns "" for sbx's own statuses (124 timeout, 125 sbx failed).
 func writeHint(p *policy.Policy, code int, sum violations.Summary, tap *hintTap) string {
@@ -47,6 +48,15 @@ func writeHint(p *policy.Policy, code int, sum violations.Summary, tap *hintTap)
 	absent := "masked by denyRead or a built-in mask"
 	if slices.Contains(p.Filesystem.DenyRead, "/") {
 		absent = "outside the declared reads, or masked"
+	}
+	if p.WeakerNested {
+		// No mount view: every path is the host's, and Landlock refuses
+		// a program the policy does not let the command read with EACCES
+		// (126). A 127 is the host's own.
+		if code == 127 {
+			return ""
+		}
+		return fmt.Sprintf("sbx: the command exited 126 (not executable): under --weaker-nested, Landlock refuses to run what the command may not read (%s); --dry-run lists the rules", strings.Replace(absent, "masked by ", "", 1))
 	}
 	if code == 127 {
 		return fmt.Sprintf("sbx: the command exited 127 (not found): a program or file it needs may be absent in the sandbox (%s); --dry-run shows the view", absent)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,28 @@ func TestHintQuietUnlessTheSandbox(t *testing.T) {
 	h := sbxHint(r.stderr)
 	if r.code != 1 || !strings.HasPrefix(h, "sbx: the command exited 1 after 6 refused writes: "+filepath.Join(d, ".nyc_output")+" (--allow-write "+d+"), ~/.npm/_logs/") {
 		t.Fatalf("want the mkdir named first, then the logs: %s", r)
+	}
+}
+
+// TestHintWeakerTellsTheTruth: under --weaker-nested /tmp is the host's
+// and, outside allowWrite, not writable; nothing sbx prints claims a
+// private one. A program the policy hides is refused by Landlock (126),
+// and the hint says that, not "a masked placeholder".
+func TestHintWeakerTellsTheTruth(t *testing.T) {
+	d := hostTempDir(t)
+	writeFile(t, filepath.Join(d, "secret", "tool"), "#!/bin/sh\necho ran\n")
+	os.Chmod(filepath.Join(d, "secret", "tool"), 0o755)
+	name := filepath.Join(os.TempDir(), fmt.Sprintf("sbx-weaker-%d", os.Getpid()))
+	defer os.Remove(name)
+	r := sh(t, runOpts{dir: d}, "echo x > "+name, "--weaker-nested")
+	if r.code == 0 || strings.Contains(r.stderr, "private") || !strings.Contains(r.stderr, "/tmp is the host's") {
+		t.Fatalf("a write to the host's /tmp: want a failure and no claim of a private /tmp, got %s", r)
+	}
+	if _, err := os.Stat(name); err == nil {
+		t.Fatal("the write reached the host's /tmp")
+	}
+	r = sh(t, runOpts{dir: d}, "secret/tool", "--weaker-nested", "--deny-read", filepath.Join(d, "secret"))
+	if r.code != 126 || !strings.Contains(sbxHint(r.stderr), "under --weaker-nested, Landlock refuses") || strings.Contains(r.stderr, "placeholder") {
+		t.Fatalf("a hidden program under --weaker-nested: want 126 and Landlock's hint, got %s", r)
 	}
 }

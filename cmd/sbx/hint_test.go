@@ -27,6 +27,8 @@ func TestHintTable(t *testing.T) {
 	}
 	declared := base("")
 	declared.Filesystem.DenyRead = []string{"/"}
+	weaker := base("")
+	weaker.WeakerNested = true
 	missing := base("")
 	missing.Process.Argv = []string{"/nonexistent-sbx-tool"}
 	type recs []violations.Record
@@ -79,6 +81,11 @@ func TestHintTable(t *testing.T) {
 		{"127 for a command the host lacks too", missing, 127, nil, 0, nil, nil},
 		{"126", base(""), 126, nil, 0,
 			[]string{"sbx: the command exited 126 (not executable)", "masked file"}, nil},
+		// The weaker mode has no view, no placeholders, no private /tmp.
+		{"126 under --weaker-nested", weaker, 126, nil, 0,
+			[]string{"sbx: the command exited 126 (not executable): under --weaker-nested, Landlock refuses", "denyRead"}, []string{"placeholder", "private", "/tmp"}},
+		{"127 under --weaker-nested", weaker, 127, nil, 0, nil, nil},
+		{"a failed write under --weaker-nested", weaker, 2, nil, 0, nil, nil},
 		// Recorded causes.
 		{"refused host", base(""), 6, recs{net("registry.example", 443, "default-deny")}, 0,
 			[]string{"sbx: the command exited 6 after 1 refused host: registry.example:443 (--allow-domain registry.example)"}, []string{"read-only"}},
