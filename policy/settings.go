@@ -3,12 +3,15 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // layer is what one settings file says. Pointers distinguish "absent"
@@ -215,6 +218,34 @@ func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
 	return parseLayer(file, data, managed, ctx)
 }
 
+// jsonErrorAt is where in data the decoder's err lies, as "line L,
+// column C" (both from 1, the column in characters): the byte a syntax or
+// type error names, or the end for a document cut short; at, the
+// decoder's offset, when err says nothing more.
+func jsonErrorAt(data []byte, err error, at int64) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included.
+		at = max(se.Offset-1, 0)
+	case errors.As(err, &te):
+		at = max(te.Offset-1, 0)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		at = int64(len(data))
+	}
+	return position(data, int(at))
+}
+
+// position is byte offset at of data as "line L, column C".
+func position(data []byte, at int) string {
+	at = min(max(at, 0), len(data))
+	before := data[:at]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
 // NetworkUpdate is the network part of one settings object sent on
 // --control-fd: the lists that may change while the sandbox runs.
 type NetworkUpdate struct {
@@ -249,10 +280,10 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&top); err != nil {
-		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("invalid JSON: %v; it must be one JSON object", err)}
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("invalid JSON at %s: %v; it must be one JSON object", jsonErrorAt(data, err, dec.InputOffset()), err)}
 	}
 	if dec.More() {
-		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object"}
+		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object at " + position(data, int(dec.InputOffset()))}
 	}
 	if k := duplicateKey(data); k != "" {
 		return nil, &SettingsError{File: file, Key: k, Problem: "appears twice in one object; the later would silently replace the earlier: keep one"}

@@ -25,7 +25,9 @@
 // supervisor confines a thread and forks the command itself, as a child
 // subreaper that kills the command's whole process tree at the end.
 //
-// What is not here: `sbx doctor`'s probes and diagnosis (package doctor),
+// What is not here: `sbx doctor`'s probes and diagnosis (package doctor,
+// whose Explain also words this package's message when the user namespace
+// cannot be created),
 // the macOS launch (package darwin/launch), the proxy and its client
 // environment (package netproxy), the mount plan (package ns). On other
 // OSes Run and Launch refuse with status 125.

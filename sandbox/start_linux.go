@@ -612,8 +612,9 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 		return failf(l.stderr, "%v", err)
 	}
 	// The overlays' descriptors were sent before the fork: they are
-	// there, ahead of anything else on the socket.
-	discards, err := recvOverlays(l.ctlSup, l.view)
+	// queued, among the other messages PID 1 sent (in an order
+	// takeStart does not rely on).
+	discards, taken, err := l.takeOverlays()
 	if err != nil {
 		return abort(err)
 	}
@@ -625,13 +626,15 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 			l.dialSup = nil
 		}
 		if err == nil {
-			err = l.nw.start(l.ctlSup)
-			l.ctlSup = nil
+			err = l.nw.start(l.ctlSup, taken)
+			taken, l.ctlSup = nil, nil
 		}
 		if err != nil {
+			closeMessages(taken)
 			return abort(err)
 		}
 	}
+	closeMessages(taken) // none without the control side
 	rl := startRelay(l.sigc, l.notified, l.pl.Timeout, l.lifeW,
 		func(s os.Signal) { _ = proc.Signal(s.(unix.Signal)) }, func() { _ = proc.Signal(unix.SIGKILL) })
 	defer rl.end()
@@ -726,39 +729,24 @@ func (l *launch) commandFailed(startErr error) int {
 	return failf(l.stderr, "%v", startErr)
 }
 
-// recvOverlays takes the discard overlays' descriptors the first process
-// sent on sock (nil, nil for a view without overlays).
-func recvOverlays(sock *os.File, view *ns.View) (*ns.Discards, error) {
-	n := view.OverlayMessages()
+// takeOverlays takes the discard overlays' descriptors the first process
+// sent on the control socket (nil for a view without overlays), and the
+// other messages read on the way (takeStart).
+func (l *launch) takeOverlays() (*ns.Discards, []ctlMessage, error) {
+	n := l.view.OverlayMessages()
 	if n == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var fds []int
-	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(4*253))
-	for range n {
-		k, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
-		if err == nil {
-			var msgs []unix.SocketControlMessage
-			if msgs, err = unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-				for _, m := range msgs {
-					if r, e := unix.ParseUnixRights(&m); e == nil {
-						fds = append(fds, r...)
-					}
-				}
-			}
-			if err == nil && (string(buf[:k]) != "overlays" || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0) {
-				err = errors.New("unexpected message")
-			}
-		}
-		if err != nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			return nil, fmt.Errorf("receiving the discard overlays from the sandbox: %v", err)
-		}
+	fds, taken, err := takeStart(l.ctlSup, n)
+	if err != nil {
+		return nil, nil, err
 	}
-	return view.Discards(fds)
+	d, err := l.view.Discards(fds)
+	if err != nil {
+		closeMessages(taken)
+		return nil, nil, fmt.Errorf("receiving the discard overlays from the sandbox: %w", err)
+	}
+	return d, taken, nil
 }
 
 // opMessage is an op's failure as sbx reports it: the op's label names

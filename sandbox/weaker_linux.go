@@ -20,7 +20,7 @@ import (
 // sbx becomes a child subreaper so that every descendant, also one that
 // left the command's session, is killed and reaped at the end.
 func runWeaker(pl *Plan, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "sbx: weaker sandbox (enableWeakerNestedSandbox): Landlock + seccomp only; no namespaces, so no private /tmp, the host's processes are visible, and protected names inside writable places are not enforced")
+	fmt.Fprintln(stderr, "sbx: weaker sandbox (enableWeakerNestedSandbox): Landlock + seccomp only; no namespaces, so /tmp is the host's (writable only where allowWrite says), the host's processes are visible, and protected names inside writable places are not enforced")
 	closeExtraFDs()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return failf(stderr, "becoming a subreaper: %v", err)

@@ -184,7 +184,8 @@ type runFlags struct {
 	passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock list
 	publish, presets, registries                                  list
 	claude                                                        optionalDir
-	keep, controlFD, askFD                                        fdList
+	keep                                                          fdList
+	controlFD, askFD                                              fdOne
 	vf                                                            violationFlags
 	askTimeout                                                    *time.Duration
 	timeout, shell                                                *string
@@ -243,17 +244,19 @@ func newRunFlags(profile bool) *runFlags {
 	f.shell = fs.String("c", "", "")
 	f.help = fs.Bool("help", false, "")
 	fs.BoolVar(f.help, "h", false, "")
+	onceFlags(fs) // last: every flag defined above, whoever added it
 	if runFlagsHook != nil {
 		runFlagsHook(fs)
 	}
 	return f
 }
 
-// parse parses args, and notes whether -c was given.
+// parse parses args, refuses a scalar flag given twice and flags that
+// contradict each other (flags.go), and notes whether -c was given.
 func (f *runFlags) parse(args []string) error {
 	fs := f.fs
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagError(fs, err)
 	}
 	// --claude-settings takes an optional DIR, as --claude-settings=DIR
 	// or as the one word between the flag and "--" (never a word that
@@ -261,8 +264,14 @@ func (f *runFlags) parse(args []string) error {
 	if rest := fs.Args(); f.claude.set && f.claude.dir == "" && len(rest) > 1 && rest[0] != "--" && rest[1] == "--" {
 		f.claude.dir = rest[0]
 		if err := fs.Parse(rest[1:]); err != nil {
-			return err
+			return flagError(fs, err)
 		}
+	}
+	if err := checkOnce(fs); err != nil {
+		return err
+	}
+	if err := checkConflicts(fs); err != nil {
+		return err
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "c" {
@@ -313,20 +322,14 @@ func (f *runFlags) command(profile bool) error {
 	in.PassEnv, in.SetEnv, in.UnsetEnv = f.passEnv, f.setEnv, f.unsetEnv
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = f.allowDomain, f.denyDomain, f.allowSock, f.publish
 	in.KeepFDs = f.keep
-	if len(f.controlFD) > 1 {
-		return fmt.Errorf("--control-fd given %d times; give one descriptor", len(f.controlFD))
-	}
-	if len(f.askFD) > 1 {
-		return fmt.Errorf("--ask-fd given %d times; give one descriptor", len(f.askFD))
-	}
-	if len(f.askFD) == 1 {
-		in.AskFD, in.AskTimeout = f.askFD[0], *f.askTimeout
+	if f.askFD.set {
+		in.AskFD, in.AskTimeout = f.askFD.n, *f.askTimeout
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.AskFD)); err != nil {
 			return fmt.Errorf("--ask-fd %d: descriptor %d is not open", in.AskFD, in.AskFD)
 		}
 	}
-	if len(f.controlFD) == 1 {
-		in.ControlFD = f.controlFD[0]
+	if f.controlFD.set {
+		in.ControlFD = f.controlFD.n
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.ControlFD)); err != nil {
 			return fmt.Errorf("--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
 		}

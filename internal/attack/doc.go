@@ -75,4 +75,7 @@
 //	netns                      a child in a new user+net namespace: its
 //	                           interfaces, and a dial with no route
 //	bindover SRC DST           bind-mount SRC over DST (undone)
+//	filtered PROG [ARG...]     exec PROG under a seccomp filter that allows
+//	                           everything (what "Seccomp: 2" looks like to
+//	                           sbx doctor, as inside another sandbox)
 package main

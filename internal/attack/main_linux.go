@@ -179,6 +179,9 @@ func run(probe string, args []string) int {
 	case "bindover":
 		need(args, 2)
 		bindover(args[0], args[1])
+	case "filtered":
+		need(args, 1)
+		return filtered(args)
 	default:
 		fmt.Fprintf(os.Stderr, "attack: unknown probe %q\n", probe)
 		return 2
@@ -766,4 +769,30 @@ func abstractSelf(name string) {
 	}
 	defer unix.Close(c)
 	report("abstract_self", unix.Connect(c, sa))
+}
+
+// filtered execs argv under a seccomp filter that allows every call: the
+// process then shows "Seccomp: 2" in /proc/self/status, as one inside
+// another sandbox or a container does, and nothing is refused.
+func filtered(argv []string) int {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		report("filtered", err)
+		return 2
+	}
+	runtime.LockOSThread()
+	allow := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+	prog := unix.SockFprog{Len: 1, Filter: &allow[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		report("filtered: no_new_privs", err)
+		return 2
+	}
+	// TSYNC: every thread of this process, so the one that execs has it.
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		report("filtered: seccomp", e)
+		return 2
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	report("filtered: exec", err)
+	return 2
 }
