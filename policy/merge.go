@@ -134,6 +134,9 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 	if err := checkTrust(layers, in.TrustProjectSettings, resolver{cwd: in.Cwd, home: home}); err != nil {
 		return nil, nil, err
 	}
+	if err := untrustedReach(layers); err != nil {
+		return nil, nil, err
+	}
 	return layers, notes, nil
 }
 

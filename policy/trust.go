@@ -2,9 +2,14 @@ package policy
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 // The trust boundary.
@@ -259,13 +264,112 @@ func checkTrust(layers []*layer, trustAll bool, r resolver) error {
 			continue
 		}
 		w := l.weakens[0]
-		dir := filepath.Dir(filepath.Clean(abs))
-		if filepath.Base(dir) == ".claude" {
-			dir = filepath.Dir(dir)
-		}
-		return &SettingsError{File: l.file, Key: w.key, Problem: fmt.Sprintf("%s; review it, then pass --trust-project-settings (or list %s in sandbox.trustedProjectDirs in ~/.claude/settings.json)", w.why, dir)}
+		return &SettingsError{File: l.file, Key: w.key, Problem: w.why + "; " + trustFix(l)}
 	}
 	return nil
+}
+
+// trustFix is the way out of a refusal of repository layer l: review
+// it, then trust it.
+func trustFix(l *layer) string {
+	abs, _ := filepath.Abs(l.file)
+	dir := filepath.Dir(filepath.Clean(abs))
+	if filepath.Base(dir) == ".claude" {
+		dir = filepath.Dir(dir)
+	}
+	return fmt.Sprintf("review it, then pass --trust-project-settings (or list %s in sandbox.trustedProjectDirs in ~/.claude/settings.json)", dir)
+}
+
+// untrustedReach refuses an allowedDomains entry of a layer the user
+// has not trusted that names the host's own or a private network:
+// localhost in any spelling (localhost., LOCALHOST, *.localhost,
+// a.localhost), an address in one of the proxy's guarded ranges
+// (hostaddr.Guarded: loopback, link-local, metadata, private, CGNAT,
+// unspecified, multicast, reserved, and their IPv4-mapped, NAT64 and
+// 6to4 forms) in any spelling the proxy canonicalises (127.1,
+// 2130706433, 0x7f.1, 0177.0.0.1, [::1]:80, ::ffff:127.0.0.1), or an
+// address of this host. The proxy lets an address through its guard
+// when an allow entry names it literally, and loopback when the entry
+// is localhost: from a repository's file either would reach the
+// host's database, the Docker API or the cloud metadata service. An
+// entry a trusted layer names too (same host, the trusted one's port
+// or any) opens nothing new and passes.
+func untrustedReach(layers []*layer) error {
+	type hp struct {
+		host string
+		port int
+	}
+	trusted := map[hp]bool{}
+	for _, l := range layers {
+		if !l.trusted {
+			continue
+		}
+		for _, e := range l.allowedDomains {
+			if h, port, _, ok := entryHost(e); ok {
+				trusted[hp{h, port}] = true
+			}
+		}
+	}
+	own := sync.OnceValue(ownAddrs) // asked only for a public address
+	for _, l := range layers {
+		if l.trusted {
+			continue
+		}
+		for _, e := range l.allowedDomains {
+			h, port, ip, ok := entryHost(e)
+			if !ok || trusted[hp{h, 0}] || trusted[hp{h, port}] {
+				continue
+			}
+			what := ""
+			switch {
+			case ip.IsValid() && hostaddr.Classify(ip) != "":
+				what = fmt.Sprintf("%s (%s)", ip, hostaddr.Classify(ip))
+			case ip.IsValid() && own()[ip]:
+				what = fmt.Sprintf("%s (an address of this host)", ip)
+			case !ip.IsValid() && hostaddr.IsLocalhostName(h):
+				what = "the host's loopback (localhost)"
+			default:
+				continue
+			}
+			return &SettingsError{File: l.file, Key: "network.allowedDomains", Problem: fmt.Sprintf("entry %q names %s, which the proxy would then let the command reach; a file in the working tree may not open the host's own or private network: %s", e, what, trustFix(l))}
+		}
+	}
+	return nil
+}
+
+// entryHost is the canonical host of an allowedDomains entry (the base
+// of a wildcard), its port (0 any) and its address when it is one; ok
+// false for an entry that does not parse (the proxy refuses it at
+// start-up). An IPv6 zone is dropped here: the proxy refuses zones, and
+// the address is judged all the same.
+func entryHost(e string) (h string, port int, ip netip.Addr, ok bool) {
+	hostPart, port, err := hostaddr.SplitEntry(e)
+	if err != nil {
+		return "", 0, netip.Addr{}, false
+	}
+	hostPart = strings.TrimPrefix(hostPart, "*.")
+	if i := strings.IndexByte(hostPart, '%'); i >= 0 && strings.Contains(hostPart, ":") {
+		hostPart = strings.TrimPrefix(hostPart[:i], "[")
+	}
+	h, ip, err = hostaddr.Canonical(hostPart)
+	if err != nil {
+		return "", 0, netip.Addr{}, false
+	}
+	return h, port, ip, true
+}
+
+// ownAddrs are the host's interface addresses (unmapped).
+func ownAddrs() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out[ip.Unmap()] = true
+			}
+		}
+	}
+	return out
 }
 
 // untrustedWrites refuses a writable path (resolved) that only untrusted
