@@ -933,7 +933,9 @@ func Within(p, root string) bool {
 	if root == "/" {
 		return true
 	}
-	return p == root || strings.HasPrefix(p, root+"/")
+	// p == root, or p starts with root+"/" (without making that string:
+	// Within runs for every pair of paths a plan compares).
+	return p == root || (len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root)
 }
 
 // WithinAny reports whether p lies within any of roots.

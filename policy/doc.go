@@ -37,6 +37,10 @@
 // which internal/hostaddr holds for both packages). --claude-settings
 // DIR anchors the scopes' relative paths at DIR.
 //
+// A settings file is read by internal/settingsfile: a regular file of at
+// most 1 MiB, opened without blocking. Large lists stay linear: PathSet
+// finds the entries that hold a path by walking up its components.
+//
 // Every settings key is either honoured, refused with an error naming the
 // key and the file, or (for srt's helper-binary paths, which sbx has no use
 // for) accepted with a note that it is ignored; see Keys for the table. An

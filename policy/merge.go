@@ -583,15 +583,25 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 	// A writable root re-opens reading inside a deny too (the mount
 	// view binds it): a repository's may not undo a trusted deny that
 	// way either (a mask it does not lift, see denials).
+	// The first entry of denied (in its order) that holds a, or "".
+	deniedSet := NewPathSet(denied)
+	firstDenied := func(a string) string {
+		d, first := "", -1
+		Up(a, func(q string) bool {
+			if i, ok := deniedSet[q]; ok && (first < 0 || i < first) {
+				d, first = q, i
+			}
+			return true
+		})
+		return d
+	}
 	for _, a := range allowWrite {
 		if _, ok := g.lits["allowWrite"][a]; !ok || len(g.trusted["allowWrite"][a]) > 0 {
 			continue
 		}
-		for _, d := range denied {
-			if Within(a, d) {
-				from := strings.Join(m.src["allowWrite"][a], ", ")
-				return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
-			}
+		if d := firstDenied(a); d != "" {
+			from := strings.Join(m.src["allowWrite"][a], ", ")
+			return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 		}
 	}
 	for _, a := range allowRead {
@@ -603,10 +613,8 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 				return refuse(a, d)
 			}
 		}
-		for _, d := range denied {
-			if Within(a, d) && len(g.trusted["allowRead"][a]) == 0 {
-				return refuse(a, d)
-			}
+		if d := firstDenied(a); d != "" && len(g.trusted["allowRead"][a]) == 0 {
+			return refuse(a, d)
 		}
 	}
 	return nil
