@@ -356,6 +356,18 @@ func (b *builder) denials() error {
 	}
 	homes := []string{in.Home, in.PasswdHome}
 	defaults := r.defaults(DefaultDenyRead, homes...)
+	// The stores the caller's variables move (DOCKER_CONFIG, KUBECONFIG,
+	// XDG_CONFIG_HOME/gh, …), masked as the default paths are: taken
+	// literally (a value is no glob), resolved.
+	for _, s := range movedStorePaths(in.Environ) {
+		got, err := r.all("built-in denyRead", []pathEntry{{path: s, literal: true, from: "built-in (moved store)"}}, false)
+		if err != nil {
+			r.note(fmt.Sprintf("built-in denyRead %q (a store a variable moves) skipped: %v", s, errors.Unwrap(err)))
+			continue
+		}
+		defaults = append(defaults, got...)
+	}
+	defaults = dedupe(defaults)
 	// A masked copy of a file is a way to read it: a mask another layer
 	// asks for does not re-open what the managed settings deny.
 	if c := p.Credentials; c != nil {
