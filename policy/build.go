@@ -515,6 +515,11 @@ func (b *builder) network() error {
 	if in.TLSTerminate && tlsSet == nil {
 		tlsSet = &tlsSetting{}
 	}
+	if tlsSet != nil && p.Network.Mode == "filtered" {
+		if err := untrustedTermination(m, in.TLSTerminate, p.Credentials); err != nil {
+			return err
+		}
+	}
 	if tlsSet != nil {
 		t, err := r.tlsTerminate(*tlsSet, m.tlsFrom)
 		if err != nil {

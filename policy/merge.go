@@ -224,6 +224,11 @@ type merged struct {
 	tlsManagedExclude []string
 	// plainManaged: a managed layer set allowPlaintextInject.
 	plainManaged bool
+	// tlsTrusted: a trusted layer set network.tlsTerminate;
+	// tlsUntrusted the first untrusted layer that did (see
+	// untrustedTermination).
+	tlsTrusted   bool
+	tlsUntrusted *layer
 
 	// carve and carveW are the managed denyRead and denyWrite entries,
 	// resolved (on the first resolve), which no other source re-opens;
@@ -433,6 +438,11 @@ func (m *merged) addObjects(l *layer) {
 	}
 	if l.tlsTerminate != nil {
 		m.tlsFrom = l.file
+		if l.trusted {
+			m.tlsTrusted = true
+		} else if m.tlsUntrusted == nil {
+			m.tlsUntrusted = l
+		}
 		if l.managed {
 			m.tlsManaged = true
 			m.tlsManagedExclude = append(m.tlsManagedExclude, l.tlsTerminate.ExcludeDomains...)

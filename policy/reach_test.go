@@ -151,3 +151,45 @@ func lastAddr(p netip.Prefix) netip.Addr {
 	a, _ := netip.AddrFromSlice(b)
 	return a
 }
+
+// A repository's bare "tlsTerminate": {} turns termination on, and with
+// it the injection of masked credentials: refused while a credential is
+// masked (one line naming the file and --trust-project-settings),
+// honoured with trust, with --tls-terminate, from a trusted file, and
+// when nothing is masked.
+func TestUntrustedTerminationNeedsTrust(t *testing.T) {
+	in, repo := treeSettings(t, `"network": {"allowedDomains": ["api.example.com"], "tlsTerminate": {}}`)
+	user := filepath.Join(t.TempDir(), "user.json")
+	for _, creds := range []string{
+		`"credentials": {"envVars": [{"name": "MYTOKEN", "mode": "mask"}]}`,
+		`"credentials": {"files": [{"path": "` + filepath.Join(in.Home, "tok") + `", "mode": "mask"}]}`,
+		`"credentials": {"awsPairs": [{"accessKeyIdVar": "K", "secretAccessKeyVar": "S"}]}`,
+	} {
+		mustWrite(t, filepath.Join(in.Home, "tok"), "x")
+		mustWrite(t, user, srtFile(`"network": {"allowedDomains": ["api.example.com"]}, `+creds))
+		in.Settings = []string{user, repo}
+		in.TrustProjectSettings, in.TLSTerminate = false, false
+		mustFail(t, in, repo, "network.tlsTerminate", "--trust-project-settings")
+		in.TrustProjectSettings = true
+		if p := mustBuild(t, in); p.Network.TLSTerminate == nil {
+			t.Fatal("trusted, termination is off")
+		}
+		in.TrustProjectSettings, in.TLSTerminate = false, true
+		if p := mustBuild(t, in); p.Network.TLSTerminate == nil {
+			t.Fatal("--tls-terminate, termination is off")
+		}
+	}
+	// The user's own file turns termination on: the repository's {}
+	// adds nothing.
+	in.TLSTerminate = false
+	mustWrite(t, user, srtFile(`"network": {"allowedDomains": ["api.example.com"], "tlsTerminate": {}}, `+maskToken))
+	mustBuild(t, in)
+	// Nothing masked: nothing to inject, termination is honoured.
+	mustWrite(t, user, srtFile(`"network": {"allowedDomains": ["api.example.com"]}`))
+	if p := mustBuild(t, in); p.Network.TLSTerminate == nil {
+		t.Fatal("no credentials, termination is off")
+	}
+	// Mode deny hides, never injects.
+	mustWrite(t, user, srtFile(`"network": {"allowedDomains": ["api.example.com"]}, "credentials": {"envVars": [{"name": "X", "mode": "deny"}]}`))
+	mustBuild(t, in)
+}

@@ -45,6 +45,10 @@ import (
 // since either hands a terminated request, injected token and all, to
 // whoever the file names; Unix sockets outside the sandbox (a Docker or
 // D-Bus socket is the host); and the switches that turn enforcement off.
+// Termination itself (a bare tlsTerminate) is refused from such a file
+// while a credential is masked, since it switches injection on
+// (untrustedTermination); so is an allowedDomains entry naming the
+// host's own or a private network (untrustedReach).
 // The hosts credentials are injected toward by default (allowedDomains)
 // are those of trusted layers only (Network.TrustedDomains), so a
 // repository file that only adds a domain cannot make it a destination
@@ -391,4 +395,35 @@ func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees
 		return fmt.Errorf("%s: %s %s lies outside the working tree; %s: %s", strings.Join(m.src[list][a], ", "), list, a, whyWrites, trustHint)
 	}
 	return nil
+}
+
+// untrustedTermination refuses TLS termination that only a layer the
+// user has not trusted turns on (a bare "tlsTerminate": {} in a
+// repository's file) while a credential is masked: termination is what
+// puts the real values back into requests toward their inject hosts, so
+// such a file would switch on the injection of the user's secrets. With
+// no masked credential there is nothing to inject, and termination from
+// such a file is honoured. --tls-terminate, or a trusted file that sets
+// tlsTerminate, is the user's choice.
+func untrustedTermination(m *merged, flag bool, c *Credentials) error {
+	l := m.tlsUntrusted
+	if m.tls == nil || l == nil || flag || m.tlsTrusted || !masksSecrets(c) {
+		return nil
+	}
+	return &SettingsError{File: l.file, Key: "network.tlsTerminate", Problem: "turns TLS termination on, and with it the injection of the masked credentials' real values into requests; a file in the working tree may not: " + trustFix(l) + ", or pass --tls-terminate yourself"}
+}
+
+// masksSecrets reports whether c masks a credential (a variable or a
+// file in mode mask, an AWS pair): one whose real value termination
+// would inject.
+func masksSecrets(c *Credentials) bool {
+	if c == nil {
+		return false
+	}
+	for _, r := range append(append([]CredentialRule(nil), c.EnvVars...), c.Files...) {
+		if r.Mode == "mask" {
+			return true
+		}
+	}
+	return len(c.AWSPairs) > 0
 }
