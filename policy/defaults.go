@@ -40,6 +40,10 @@ var DefaultDenyRead = []string{
 	"~/.gemini",
 	"~/.config/containers/auth.json",
 	"~/.config/github-copilot",
+	// Database clients' passwords (PostgreSQL, MySQL / MariaDB).
+	"~/.pgpass",
+	"~/.my.cnf",
+	"~/.mylogin.cnf",
 	// Shell and REPL histories: passwords typed on command lines
 	// (mysql -pSECRET, export TOKEN=…, curl -u user:pass) and SQL with
 	// data in it.
@@ -96,6 +100,8 @@ var DefaultDeniedEnv = []string{
 	"NPM_CONFIG_USERCONFIG", "NETRC", "TF_CLI_CONFIG_FILE",
 	"HISTFILE", "PSQL_HISTORY", "MYSQL_HISTFILE", "NODE_REPL_HISTORY", "PYTHON_HISTORY",
 	"SQLITE_HISTORY", "REDISCLI_HISTFILE", "LESSHISTFILE",
+	"AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_FEDERATED_TOKEN_FILE", "DOCKER_CERT_PATH",
+	"PGPASSFILE", "MYSQL_TEST_LOGIN_FILE",
 }
 
 // MovedStore is a variable that moves credential stores away from their
@@ -148,6 +154,15 @@ var MovedStores = []MovedStore{
 	{Var: "SQLITE_HISTORY", Under: []string{""}, Scrub: true},
 	{Var: "REDISCLI_HISTFILE", Under: []string{""}, Scrub: true},
 	{Var: "LESSHISTFILE", Under: []string{""}, Scrub: true},
+	// Variables that name a credential file themselves: a service
+	// account key, a workload-identity token, Docker's TLS client keys,
+	// the database clients' password files.
+	{Var: "GOOGLE_APPLICATION_CREDENTIALS", Under: []string{""}, Scrub: true},
+	{Var: "AWS_WEB_IDENTITY_TOKEN_FILE", Under: []string{""}, Scrub: true},
+	{Var: "AZURE_FEDERATED_TOKEN_FILE", Under: []string{""}, Scrub: true},
+	{Var: "DOCKER_CERT_PATH", Under: []string{""}, Scrub: true},
+	{Var: "PGPASSFILE", Under: []string{""}, Scrub: true},
+	{Var: "MYSQL_TEST_LOGIN_FILE", Under: []string{""}, Scrub: true},
 }
 
 // movedStorePaths are the stores the variables of environ move

@@ -26,6 +26,7 @@ var (
 		"~/.password-store", "~/.local/share/keyrings", "~/.config/op", "~/.claude/.credentials.json",
 		"~/.config/git/credentials", "~/.claude.json", "~/.codex/auth.json", "~/.gemini",
 		"~/.config/containers/auth.json", "~/.config/github-copilot",
+		"~/.pgpass", "~/.my.cnf", "~/.mylogin.cnf",
 		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.local/share/fish/fish_history",
 		"~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history",
 		"~/.sqlite_history", "~/.rediscli_history", "~/.irb_history", "~/.lesshst",
@@ -60,6 +61,8 @@ var (
 		"NPM_CONFIG_USERCONFIG", "NETRC", "TF_CLI_CONFIG_FILE",
 		"HISTFILE", "PSQL_HISTORY", "MYSQL_HISTFILE", "NODE_REPL_HISTORY", "PYTHON_HISTORY",
 		"SQLITE_HISTORY", "REDISCLI_HISTFILE", "LESSHISTFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AZURE_FEDERATED_TOKEN_FILE", "DOCKER_CERT_PATH",
+		"PGPASSFILE", "MYSQL_TEST_LOGIN_FILE",
 	}
 	// pinnedMoved: variable, the stores under its value ("." the value
 	// itself; "+list" a ':' list), "scrub" when the value is removed.
@@ -73,6 +76,9 @@ var (
 		"TF_CLI_CONFIG_FILE . scrub", "HISTFILE . scrub", "PSQL_HISTORY . scrub", "MYSQL_HISTFILE . scrub",
 		"NODE_REPL_HISTORY . scrub", "PYTHON_HISTORY . scrub", "SQLITE_HISTORY . scrub",
 		"REDISCLI_HISTFILE . scrub", "LESSHISTFILE . scrub",
+		"GOOGLE_APPLICATION_CREDENTIALS . scrub", "AWS_WEB_IDENTITY_TOKEN_FILE . scrub",
+		"AZURE_FEDERATED_TOKEN_FILE . scrub", "DOCKER_CERT_PATH . scrub", "PGPASSFILE . scrub",
+		"MYSQL_TEST_LOGIN_FILE . scrub",
 	}
 )
 
