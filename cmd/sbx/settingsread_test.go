@@ -69,11 +69,11 @@ func TestHostileSettingsFile(t *testing.T) {
 }
 
 // TestLargeSettingsFileIsLinear: a settings file just under the 1 MiB
-// cap, of some 40,000 denyRead and allowRead entries, is read and
-// planned (--dry-run: the policy and the mount plan) in a few seconds.
-// The plan asked, for every entry, which other entries held it by a scan
-// of the whole list: 20,000 denyRead entries took seconds, 40,000 half a
-// minute.
+// cap, of some 14,000 denyRead and allowRead entries (long temporary
+// paths), is read and planned (--dry-run: the policy and the mount plan)
+// within 10 s: 1.7 s at a load of 22 on two cores. The planners asked,
+// for every entry, which other entries held it by a scan of the whole
+// list: this file took 22 s with only the mount view's check fixed.
 func TestLargeSettingsFileIsLinear(t *testing.T) {
 	d := composeTree(t)
 	var deny, allow []string
@@ -95,7 +95,7 @@ func TestLargeSettingsFileIsLinear(t *testing.T) {
 	el := time.Since(start)
 	wantCode(t, r, 0)
 	t.Logf("%d entries, %d bytes: %v", len(deny)+len(allow), len(b), el)
-	if el > 5*time.Second {
+	if el > 10*time.Second {
 		t.Fatalf("%d entries took %v", len(deny)+len(allow), el)
 	}
 }
