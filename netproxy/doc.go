@@ -48,7 +48,9 @@
 // (100.64.0.0/10), unspecified (0.0.0.0/8, ::), multicast, reserved
 // (240.0.0.0/4, the IPv4-compatible ::/96, 64:ff9b:1::/48), NAT64
 // (64:ff9b::/96) and 6to4 (2002::/16) forms of any of those, and the
-// host's own interface addresses (cached for 5 s). IPv4-mapped addresses
+// host's own interface addresses (cached for 5 s); the ranges are
+// internal/hostaddr's table, which policy also reads to refuse such
+// addresses in untrusted settings files. IPv4-mapped addresses
 // are judged as IPv4. An address is nevertheless allowed when an allow
 // entry names it literally (with a matching port, if the entry has one),
 // and loopback is allowed when the entry that allowed the name is

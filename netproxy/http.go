@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 type connKey struct{}
@@ -241,7 +243,7 @@ func splitTarget(hostport string) (string, int, error) {
 	if ps == "" {
 		return h, 0, nil
 	}
-	port, err := parsePort(ps)
+	port, err := hostaddr.ParsePort(ps)
 	if err != nil {
 		return "", 0, fmt.Errorf("target %q: %w", truncate(hostport), err)
 	}

@@ -113,7 +113,8 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	add := func(kind, path string, dir bool, why string) {
 		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
 	}
-	inWritable := func(path string) bool { return policy.WithinAny(path, writable) }
+	writableSet := policy.NewPathSet(writable)
+	inWritable := func(path string) bool { return writableSet.Deepest(path, true) != "" }
 	names := policy.ProtectedNames(fs.AllowGitConfig)
 	for _, d := range fs.DenyRead {
 		if d == "/" {
@@ -130,34 +131,42 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		add(OpOverlay, d, true, "discardWrites")
 	}
 	takesWrites := append(append([]string(nil), writable...), fs.DiscardWrites...)
+	hid, takes := newHider(fs.DenyRead, fs.AllowRead, takesWrites), policy.NewPathSet(takesWrites)
+	denied, noWrite := policy.NewPathSet(fs.DenyRead), policy.NewPathSet(fs.DenyWrite)
 	for _, d := range fs.DenyWrite {
 		// A denied-write path that is also hidden stays hidden: binding
 		// it read-only from the host would put it back over its mask.
 		// The mask is read-only itself.
-		if policy.WithinAny(d, takesWrites) && exists(d) && !hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, true) {
+		if takes.Deepest(d, true) != "" && exists(d) && !hid.hidden(d, true) {
 			add(OpRO, d, false, "denyWrite")
 		}
 	}
+	allowed := policy.NewPathSet(fs.AllowRead)
 	for _, a := range fs.AllowRead {
-		if a == "/tmp" || slices.Contains(fs.DenyRead, a) || coveredRead(a, fs.AllowRead, fs.DenyRead) {
+		if _, ok := denied[a]; a == "/tmp" || ok || coveredRead(a, allowed, denied) {
 			// The private /tmp is always there; an allowRead that is
 			// also denied exactly stays denied (fail closed); one inside
 			// another allowRead is bound with it.
 			continue
 		}
-		for _, d := range fs.DenyRead {
-			if a != d && policy.Within(a, d) && exists(a) {
-				// Bound from the host over its mask: writable only where a
-				// write would be allowed there anyway, never inside a
-				// protected name (the name's own read-only bind lies
-				// under the mask, which this bind pierces).
-				kind := OpRO
-				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) && !inProtectedName(a, writable, names) {
-					kind = OpRW
-				}
-				add(kind, a, false, "allowRead inside denyRead "+d)
-				break
+		// The first denyRead entry (in list order) that holds a.
+		d, first := "", -1
+		policy.Up(a, func(q string) bool {
+			if i, ok := denied[q]; ok && q != a && (first < 0 || i < first) {
+				d, first = q, i
 			}
+			return true
+		})
+		if d != "" && exists(a) {
+			// Bound from the host over its mask: writable only where a
+			// write would be allowed there anyway, never inside a
+			// protected name (the name's own read-only bind lies
+			// under the mask, which this bind pierces).
+			kind := OpRO
+			if inWritable(a) && noWrite.Deepest(a, true) == "" && !inProtectedName(a, writableSet.Deepest(a, true), names) {
+				kind = OpRW
+			}
+			add(kind, a, false, "allowRead inside denyRead "+d)
 		}
 	}
 	// The sandbox's /tmp is a private tmpfs: host paths under /tmp that
@@ -165,27 +174,33 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// for `sbx connect`) are
 	// bound in read-only unless already covered.
 	for _, need := range append([]string{p.Process.Dir, programPath(p), p.Process.Self}, fs.AllowRead...) {
-		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !policy.WithinAny(need, fs.DenyRead) && exists(need) {
+		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && denied.Deepest(need, true) == "" && exists(need) {
 			add(OpRO, need, false, "needed from the host's /tmp")
 		}
 	}
 	// Host paths under /tmp are in the view only where an op above binds
 	// them in: a denied path below /tmp that none of them overlaps is
 	// hidden by the private /tmp already and needs no mask.
-	var fromTmp []string
+	// fromTmp holds those paths; underTmp them and their ancestors.
+	fromTmp, underTmp := policy.PathSet{}, policy.PathSet{}
 	for _, o := range plan.Ops {
 		if policy.Within(o.Path, "/tmp") {
-			fromTmp = append(fromTmp, o.Path)
+			fromTmp[o.Path] = 0
+			policy.Up(o.Path, func(a string) bool {
+				_, seen := underTmp[a]
+				underTmp[a] = 0
+				return !seen // its ancestors are in already
+			})
 		}
 	}
 	for _, d := range fs.DenyRead {
 		if d == "/" {
 			continue // the empty root (EmptyRoot)
 		}
-		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
+		if d != "/tmp" && policy.Within(d, "/tmp") && fromTmp.Deepest(d, true) == "" && !underTmp.Has(d) {
 			continue
 		}
-		if hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, false) {
+		if hid.hidden(d, false) {
 			continue
 		}
 		st, err := os.Stat(d)
@@ -197,7 +212,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// The working directory must exist in the view, if only as an empty
 	// directory, for the command to start there: under a mask or the
 	// empty root it is made on the way, and shows nothing of the host.
-	if dir := p.Process.Dir; dir != "" && !policy.WithinAny(dir, takesWrites) && hidden(dir, fs.DenyRead, fs.AllowRead, takesWrites, false) {
+	if dir := p.Process.Dir; dir != "" && !policy.WithinAny(dir, takesWrites) && hid.hidden(dir, false) {
 		add(OpDir, dir, true, "the working directory (its contents stay hidden)")
 	}
 	if plan.EmptyRoot {
@@ -263,11 +278,12 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 			pierced = append(pierced, a)
 		}
 	}
+	hid := newHider(masked, pierced, takesWrites)
 	var out []Op
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, masked, pierced, takesWrites, true) {
+		if !hid.hidden(o.Path, true) {
 			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
 			out = append(out, o)
 		}
@@ -624,23 +640,30 @@ func rootLinks(visible []string) []Op {
 
 // coveredRead reports whether allowRead a lies inside another allowRead
 // with no denied path between them: binding that one shows a already.
-func coveredRead(a string, allow, deny []string) bool {
-	for _, b := range allow {
-		if b == a || b == "/tmp" || !policy.Within(a, b) || slices.Contains(deny, b) {
-			continue // /tmp and an exactly denied allowRead are never bound
-		}
-		between := false
-		for _, d := range deny {
-			if d != b && policy.Within(d, b) && policy.Within(a, d) {
-				between = true
-				break
-			}
-		}
-		if !between {
+// allow and deny are the allowRead and denyRead sets.
+func coveredRead(a string, allow, deny policy.PathSet) bool {
+	covered := false
+	// Walking up from a: the first denied path met blocks every
+	// allowRead above it, unless that allowRead is the denied path
+	// itself (a denied path's own allowRead is never bound, below).
+	blocked := false
+	policy.Up(a, func(b string) bool {
+		if b == a {
+			_, blocked = deny[a]
 			return true
 		}
-	}
-	return false
+		_, isAllow := allow[b]
+		_, isDeny := deny[b]
+		if isAllow && b != "/tmp" && !isDeny && !blocked {
+			covered = true
+			return false
+		}
+		if isDeny {
+			blocked = true
+		}
+		return true
+	})
+	return covered
 }
 
 // Visible lists what an empty-root view (EmptyRoot) holds, one line per
@@ -685,38 +708,6 @@ func deepestIsDiscard(p string, writable, discard []string) bool {
 	return isDiscard
 }
 
-// hidden reports whether nothing of p is in the view: p lies inside a
-// denied-read path (p itself too, when self is set) that no allowRead or
-// writable path inside it brings back over p. Such a path needs no mask
-// of its own, and must get no bind from the host.
-func hidden(p string, deny, allow, writable []string, self bool) bool {
-	inside := ""
-	for _, d := range deny {
-		if (d != p || self) && policy.Within(p, d) && len(d) > len(inside) {
-			inside = d
-		}
-	}
-	if inside == "" {
-		return false
-	}
-	for _, a := range append(append([]string(nil), allow...), writable...) {
-		if a != inside && a != "/tmp" && policy.Within(a, inside) && policy.Within(p, a) {
-			return false // ("/tmp" is the private one, never the host's)
-		}
-	}
-	return true
-}
-
-// anyWithin reports whether any of paths lies within root.
-func anyWithin(paths []string, root string) bool {
-	for _, p := range paths {
-		if policy.Within(p, root) {
-			return true
-		}
-	}
-	return false
-}
-
 func dedupeOps(ops []Op) []Op {
 	seen := map[string]bool{}
 	out := ops[:0]
@@ -737,10 +728,10 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// inProtectedName reports whether p, below the deepest of roots that
-// holds it, is a protected name or lies inside one, at any depth.
-func inProtectedName(p string, roots []string, names []policy.Protected) bool {
-	root := deepestRoot(p, roots)
+// inProtectedName reports whether p, below root (the deepest writable
+// root that holds it), is a protected name or lies inside one, at any
+// depth.
+func inProtectedName(p, root string, names []policy.Protected) bool {
 	if root == "" || root == p {
 		return false
 	}

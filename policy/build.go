@@ -379,6 +379,18 @@ func (b *builder) denials() error {
 	if err != nil {
 		return err
 	}
+	// The stores the caller's variables move (DOCKER_CONFIG, KUBECONFIG,
+	// XDG_CONFIG_HOME/gh, …), masked as the default paths are: taken
+	// literally (a value is no glob), resolved.
+	for _, s := range movedStorePaths(in.Environ) {
+		got, err := r.all("built-in denyRead", []pathEntry{{path: s, literal: true, from: "built-in (moved store)"}}, false)
+		if err != nil {
+			r.note(fmt.Sprintf("built-in denyRead %q (a store a variable moves) skipped: %v", s, errors.Unwrap(err)))
+			continue
+		}
+		defaults = append(defaults, got...)
+	}
+	defaults = dedupe(defaults)
 	// A masked copy of a file is a way to read it: a mask another layer
 	// asks for does not re-open what the managed settings deny.
 	if c := p.Credentials; c != nil {
@@ -525,6 +537,11 @@ func (b *builder) network() error {
 	tlsSet := m.tls
 	if in.TLSTerminate && tlsSet == nil {
 		tlsSet = &tlsSetting{}
+	}
+	if tlsSet != nil && p.Network.Mode == "filtered" {
+		if err := untrustedTermination(m, in.TLSTerminate, p.Credentials); err != nil {
+			return err
+		}
 	}
 	if tlsSet != nil {
 		t, err := r.tlsTerminate(*tlsSet, m.tlsFrom)
@@ -1095,7 +1112,9 @@ func Within(p, root string) bool {
 	if root == "/" {
 		return true
 	}
-	return p == root || strings.HasPrefix(p, root+"/")
+	// p == root, or p starts with root+"/" (without making that string:
+	// Within runs for every pair of paths a plan compares).
+	return p == root || (len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root)
 }
 
 // WithinAny reports whether p lies within any of roots.

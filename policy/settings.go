@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sbx-sh/sbx/internal/settingsfile"
 )
 
 // layer is what one settings file says. Pointers distinguish "absent"
@@ -211,8 +213,11 @@ func (e *SettingsError) Error() string {
 
 // readLayer loads and strictly validates one settings file.
 func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	data, err := settingsfile.Read(file)
+	switch {
+	case errors.Is(err, settingsfile.ErrNotRegular), errors.Is(err, settingsfile.ErrTooLarge):
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("%v; a settings file must be a regular file of at most 1 MiB: point the path at one", err)}
+	case err != nil:
 		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("cannot read: %v; check the path and permissions", unwrapPathErr(err))}
 	}
 	return parseLayer(file, data, managed, ctx)
