@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// limitFlag is one of --memory, --pids, --cpus, --cpu-time, --file-size,
+// --open-files, --tmp-size: its value is checked when parsed (a
+// malformed one is exit 125 with one line) and set in the Input's
+// Limits, the limit's name added to Limits.Asked.
+type limitFlag struct {
+	name string // the limit's settings name
+	dst  *policy.Limits
+	val  string
+}
+
+func (f *limitFlag) String() string { return f.val }
+func (f *limitFlag) Set(v string) error {
+	l, err := policy.ParseLimit(f.name, v)
+	if err != nil {
+		return err
+	}
+	*f.dst = mergeFlag(*f.dst, l, f.name)
+	f.val = v
+	return nil
+}
+
+// mergeFlag sets limit name of dst from l: the last flag given wins.
+func mergeFlag(dst, l policy.Limits, name string) policy.Limits {
+	asked := append([]string(nil), dst.Asked...)
+	switch name {
+	case "memory":
+		dst.Memory = l.Memory
+	case "pids":
+		dst.Pids = l.Pids
+	case "cpus":
+		dst.CPUs = l.CPUs
+	case "cpuTime":
+		dst.CPUTime = l.CPUTime
+	case "fileSize":
+		dst.FileSize = l.FileSize
+	case "openFiles":
+		dst.OpenFiles = l.OpenFiles
+	case "tmpSize":
+		dst.TmpSize = l.TmpSize
+	}
+	if !dst.IsAsked(name) {
+		asked = append(asked, name)
+	}
+	dst.Asked = asked
+	return dst
+}
+
+// registerLimitFlags defines the limit flags on fs, filling lim.
+func registerLimitFlags(fs *flag.FlagSet, lim *policy.Limits) {
+	for _, name := range policy.LimitNames {
+		fs.Var(&limitFlag{name: name, dst: lim}, policy.LimitFlag[name][2:], "")
+	}
+}
