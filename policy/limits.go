@@ -64,7 +64,7 @@ func DefaultTmpSize() int64 {
 	if ram <= 0 {
 		s = 1 << 30
 	}
-	return min(max(s, 256<<20), 4<<30)
+	return min(max(s, 256<<20), 4<<30) &^ (1<<20 - 1) // whole MiB
 }
 
 func physRAM() int64 {

@@ -30,11 +30,18 @@ func writeHint(p *policy.Policy, code int, sum violations.Summary) string {
 	if parts := causes(p, sum); len(parts) > 0 {
 		return fmt.Sprintf("sbx: the command exited %d after %s", code, strings.Join(parts, "; "))
 	}
+	maybe := maybeLimits(p, code)
 	if sum.Total > 0 || sum.Dropped > 0 || p.Filesystem.Disabled {
+		if maybe != "" {
+			return fmt.Sprintf("sbx: the command exited %d; %s", code, maybe)
+		}
 		return ""
 	}
 	observing := p.ObserveFiles == "writes" || p.ObserveFiles == "all"
 	if observing {
+		if maybe != "" {
+			return fmt.Sprintf("sbx: the command exited %d; %s", code, maybe)
+		}
 		return ""
 	}
 	where := []string{"/tmp (private to the run)"}
@@ -48,13 +55,16 @@ func writeHint(p *policy.Policy, code int, sum violations.Summary) string {
 	if slices.Contains(p.Filesystem.DenyRead, "/") {
 		reads = "; reads were limited to the declared paths (--dry-run lists them; anything else is absent)"
 	}
-	return fmt.Sprintf("sbx: the command exited %d; writes were allowed only in %s; if it failed on a read-only file system, rerun with --observe-files writes to see the refused paths (toolchain caches: --preset %s)%s",
-		code, strings.Join(where, ", "), strings.Join(policy.PresetNames, "|"), reads)
+	if maybe != "" {
+		maybe = "; or " + maybe
+	}
+	return fmt.Sprintf("sbx: the command exited %d; writes were allowed only in %s; if it failed on a read-only file system, rerun with --observe-files writes to see the refused paths (toolchain caches: --preset %s)%s%s",
+		code, strings.Join(where, ", "), strings.Join(policy.PresetNames, "|"), reads, maybe)
 }
 
 // causeOrder is the order causes are named in: the ones a user most
 // often has to act on first.
-var causeOrder = []string{"network", "pty", violations.KindFileWrite, violations.KindFileRead, violations.KindUnixSocket, violations.KindSyscall}
+var causeOrder = []string{violations.KindLimit, "network", "pty", violations.KindFileWrite, violations.KindFileRead, violations.KindUnixSocket, violations.KindSyscall}
 
 // causes describes each kind of refusal in sum, one phrase a kind, from
 // the records the summary kept (the first few; the counts cover all).
@@ -78,6 +88,8 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 	}
 	for _, r := range sum.First {
 		switch {
+		case r.Kind == violations.KindLimit:
+			add(r.Kind, limitCause(r))
 		case r.Rule == violations.RuleAllowPty:
 			add("pty", "/dev/ptmx")
 		case r.Kind == violations.KindNetwork:
@@ -98,7 +110,7 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 	}
 	for cause, g := range groups {
 		switch cause {
-		case "pty":
+		case "pty", violations.KindLimit:
 			g.n = g.kept
 		default:
 			g.n = sum.ByKind[cause]
@@ -118,6 +130,10 @@ func causes(p *policy.Policy, sum violations.Summary) []string {
 	for _, cause := range causeOrder {
 		g := groups[cause]
 		if g == nil {
+			continue
+		}
+		if cause == violations.KindLimit {
+			out = append(out, "it hit "+strings.Join(g.seen, "; "))
 			continue
 		}
 		if cause == "pty" {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/sbx-sh/sbx/policy"
+	"github.com/sbx-sh/sbx/violations"
 )
 
 // limitFlag is one of --memory, --pids, --cpus, --cpu-time, --file-size,
@@ -58,4 +60,35 @@ func registerLimitFlags(fs *flag.FlagSet, lim *policy.Limits) {
 	for _, name := range policy.LimitNames {
 		fs.Var(&limitFlag{name: name, dst: lim}, policy.LimitFlag[name][2:], "")
 	}
+}
+
+// limitCause names a limit the command hit and the flag that raises it:
+// "--memory 96M (…); raise it with --memory".
+func limitCause(r violations.Record) string {
+	flag, _, _ := strings.Cut(r.Rule, " ")
+	s := r.Rule
+	if r.Detail != "" {
+		s += " (" + r.Detail + ")"
+	}
+	return s + "; raise it with " + flag
+}
+
+// maybeLimits names, for a command that failed (exit status 1-123 or a
+// signal), the limits the user set whose hit sbx may not see (an
+// rlimit's refused fork, allocation or open is the process's own
+// business): "it may have hit --open-files 64 (…)". "" when none.
+func maybeLimits(p *policy.Policy, code int) string {
+	if code == 0 || code >= 124 && code <= 127 {
+		return ""
+	}
+	var names []string
+	for _, name := range []string{"memory", "pids", "openFiles", "fileSize", "cpuTime"} {
+		if p.Limits.IsAsked(name) {
+			names = append(names, policy.LimitFlag[name]+" "+p.Limits.Value(name))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "it may have hit " + strings.Join(names, ", ") + " (a limit's refusal is not always visible to sbx); raise it to check"
 }
