@@ -229,3 +229,28 @@ func (lp *LimitPlan) Describe() []string {
 	}
 	return append(out, lp.Notes...)
 }
+
+// LimitMechanisms says, for sbx doctor, which mechanism each limit would
+// use on this host when asked for (or why it would be refused), and how
+// the defaults are enforced: one line each.
+func LimitMechanisms() []string {
+	var out []string
+	for _, name := range policy.LimitNames {
+		probe := map[string]string{"memory": "1G", "pids": "1000", "cpus": "1", "cpuTime": "1m", "fileSize": "1G", "openFiles": "1024", "tmpSize": "1G"}[name]
+		l, _ := policy.ParseLimit(name, probe)
+		l.Asked = []string{name}
+		lp, err := hostLimits(l, false)
+		switch u, ok := lp.uses(name); {
+		case err != nil:
+			_, why, _ := strings.Cut(err.Error(), ": ")
+			out = append(out, fmt.Sprintf("%-13s NO — %s", policy.LimitFlag[name]+":", why))
+		case ok:
+			out = append(out, fmt.Sprintf("%-13s %s", policy.LimitFlag[name]+":", u.Mechanism))
+		}
+	}
+	lp, _ := hostLimits(policy.Limits{Pids: policy.DefaultPids, TmpSize: policy.DefaultTmpSize()}, false)
+	for _, u := range lp.Limits {
+		out = append(out, fmt.Sprintf("default %s %s: %s", u.Flag, u.Value, u.Mechanism))
+	}
+	return append(out, lp.Notes...)
+}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/sbx-sh/sbx/policy"
+	"github.com/sbx-sh/sbx/sandbox"
 	"github.com/sbx-sh/sbx/violations"
 )
 
@@ -91,4 +94,13 @@ func maybeLimits(p *policy.Policy, code int) string {
 		return ""
 	}
 	return "it may have hit " + strings.Join(names, ", ") + " (a limit's refusal is not always visible to sbx); raise it to check"
+}
+
+// writeLimits is sbx doctor's limits section: the mechanism each limit
+// would use here.
+func writeLimits(w io.Writer) {
+	fmt.Fprintln(w, "limits (docs/limits.md):")
+	for _, l := range sandbox.LimitMechanisms() {
+		fmt.Fprintln(w, "  "+l)
+	}
 }

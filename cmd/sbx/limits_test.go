@@ -4,12 +4,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sbx-sh/sbx/violations"
 )
@@ -228,6 +232,29 @@ func TestLimitsCgroupRemoved(t *testing.T) {
 	wantCode(t, sbx(t, runOpts{}, "--", "/bin/true"), 0)
 	if got := sbxCgroups(parents); len(got) > len(before) {
 		t.Fatalf("cgroups left: %v", got)
+	}
+	// A supervisor killed mid-run leaves its (empty) cgroup; the next
+	// run removes it.
+	cmd := exec.Command(sbxBin, "--", "/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("sbx-%d", cmd.Process.Pid)
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.ContainsFunc(sbxCgroups(parents), func(d string) bool { return filepath.Base(d) == name }) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no cgroup %s appeared", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond) // the sandbox ends on its lifeline
+	wantCode(t, sbx(t, runOpts{}, "--", "/bin/true"), 0)
+	if got := sbxCgroups(parents); slices.ContainsFunc(got, func(d string) bool { return filepath.Base(d) == name }) {
+		t.Fatalf("the killed run's cgroup was not swept: %v", got)
 	}
 }
 
