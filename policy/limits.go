@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -58,14 +59,16 @@ const DefaultPids = 4096
 // sets none: an eighth of the RAM, at least 256 MiB and at most 4 GiB,
 // for /tmp, /dev/shm and the discard overlays together (the kernel's
 // default is half the RAM for each mount).
-func DefaultTmpSize() int64 {
+func DefaultTmpSize() int64 { return defaultTmpSize() }
+
+var defaultTmpSize = sync.OnceValue(func() int64 {
 	ram := physRAM()
 	s := ram / 8
 	if ram <= 0 {
 		s = 1 << 30
 	}
 	return min(max(s, 256<<20), 4<<30) &^ (1<<20 - 1) // whole MiB
-}
+})
 
 func physRAM() int64 {
 	b, err := os.ReadFile("/proc/meminfo")
