@@ -293,3 +293,57 @@ func sbxCgroups(parents []string) []string {
 	}
 	return out
 }
+
+// TestLimitsCannotBeRaised: the command cannot lift its limits: the
+// rlimits are hard (raising needs CAP_SYS_RESOURCE in the host's user
+// namespace), and the cgroup files are on the read-only view (moving
+// itself out of the run's cgroup, or raising pids.max, fails).
+func TestLimitsCannotBeRaised(t *testing.T) {
+	r := sh(t, runOpts{}, `exec /usr/bin/python3 -c '
+import resource, os, glob
+for res, name, want in ((resource.RLIMIT_NOFILE, "nofile", 64), (resource.RLIMIT_FSIZE, "fsize", 1 << 20), (resource.RLIMIT_CPU, "cpu", 10)):
+    soft, hard = resource.getrlimit(res)
+    if soft != want or hard > want + 1:
+        print("raised", name, soft, hard)
+    try:
+        resource.setrlimit(res, (2 * want + 2, 2 * want + 2))
+        print("raised", name)
+    except (ValueError, OSError):
+        pass
+for f in glob.glob("/sys/fs/cgroup/*/cgroup.procs") + glob.glob("/sys/fs/cgroup/*/sbx-*/pids.max") + glob.glob("/sys/fs/cgroup/*/cgroup.procs"):
+    try:
+        with open(f, "w") as fh:
+            fh.write(str(os.getpid()) if f.endswith("procs") else "max")
+        print("wrote", f)
+    except OSError:
+        pass
+print("done")
+'`, "--timeout", "30s", "--open-files", "64", "--file-size", "1M", "--cpu-time", "10s", "--pids", "100")
+	wantCode(t, r, 0)
+	if strings.Contains(r.stdout, "raised") || strings.Contains(r.stdout, "wrote") || !strings.Contains(r.stdout, "done") {
+		t.Fatalf("a limit was lifted from inside: %s", r)
+	}
+}
+
+// TestLimitTmpSizeCoversDiscard: the discard overlays' upper layers are
+// on the same bounded tmpfs as /tmp: writes into a discard region stop at
+// --tmp-size too, and what they took leaves /tmp less.
+func TestLimitTmpSizeCoversDiscard(t *testing.T) {
+	dir := hostTempDir(t)
+	r, recs := limitRun(t, `dd if=/dev/zero of=`+dir+`/f bs=1M count=40 2>/dev/null
+dd if=/dev/zero of=/tmp/g bs=1M count=40 2>/dev/null
+echo used $(du -sk `+dir+`/f /tmp/g | awk '{s+=$1} END {print s}')
+exit 1`, "--tmp-size", "16M", "--discard-writes", dir)
+	wantCode(t, r, 1)
+	m := regexp.MustCompile(`used (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no usage: %s", r)
+	}
+	if kb, _ := strconv.Atoi(m[1]); kb > 16<<10 {
+		t.Errorf("%d KiB in a discard region and /tmp together under --tmp-size 16M", kb)
+	}
+	wantLimitSeen(t, r, recs, "--tmp-size 16M", true)
+	if _, err := os.Stat(filepath.Join(dir, "f")); err == nil {
+		t.Errorf("the discarded file reached the host")
+	}
+}
