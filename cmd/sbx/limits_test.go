@@ -212,8 +212,22 @@ func TestLimitsMalformed(t *testing.T) {
 // TestLimitsDefaultsAllowWork: under the default limits a parallel
 // build's worth of processes starts, and /tmp takes 100 MB.
 func TestLimitsDefaultsAllowWork(t *testing.T) {
-	r := sh(t, runOpts{}, `i=0; while [ $i -lt 200 ]; do sleep 1 & i=$((i+1)); done; wait
-dd if=/dev/zero of=/tmp/f bs=1M count=100 2>/dev/null && echo ok`, "--timeout", "30s")
+	r := sh(t, runOpts{}, `/usr/bin/python3 -c '
+import os, sys, time
+kids = []
+for i in range(200):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("refused after", len(kids))
+        sys.exit(3)
+    if pid == 0:
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+' && dd if=/dev/zero of=/tmp/f bs=1M count=100 2>/dev/null && echo ok`, "--timeout", "30s")
 	wantCode(t, r, 0)
 	if !strings.Contains(r.stdout, "ok") {
 		t.Fatalf("%s", r)
