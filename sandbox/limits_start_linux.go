@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/sbx-sh/sbx/internal/rawexec"
-	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,5 +137,3 @@ func (l *launch) limitsCleanup() {
 		}
 	}
 }
-
-var _ = violations.KindLimit
