@@ -11,7 +11,10 @@
 //     nosuid in one mount_setattr(AT_RECURSIVE) call;
 //  2. a fresh /proc (only the sandbox's pids), a minimal /dev (null zero
 //     full random urandom tty, shm, and a private devpts with ptmx only
-//     when ptys are allowed) and a private tmpfs /tmp are mounted;
+//     when ptys are allowed) and a private /tmp are mounted: /tmp and
+//     /dev/shm are directories of one tmpfs, which also holds the discard
+//     overlays' upper layers, so that its size= (MountPlan.TmpSize)
+//     bounds them together;
 //  3. the plan's ops are applied, shallowest path first: writable roots
 //     bound read-write; denied-read paths masked with an empty mode-000
 //     tmpfs (directories) or file; paths re-allowed inside a mask bound

@@ -78,6 +78,11 @@ type MountPlan struct {
 	// /dev and /tmp. Directories on the way to a bound path are created
 	// in it, mode 0555, listing only that way.
 	EmptyRoot bool `json:"emptyRoot,omitempty"`
+	// TmpSize bounds, in bytes, the one tmpfs that holds the sandbox's
+	// /tmp, /dev/shm and the discard overlays' upper layers, so that
+	// together they take at most that much (limits.tmpSize); 0 leaves
+	// it at the kernel's default, half the RAM.
+	TmpSize int64 `json:"tmpSize,omitempty"`
 }
 
 // HostInode reports whether p (absolute, clean) names the same inode in

@@ -87,6 +87,9 @@ type Input struct {
 	ScanCache string
 	Environ   []string
 	UID, GID  int
+	// Limits are the limit flags given (--memory, --pids, …; see
+	// limits.go), their names in Limits.Asked.
+	Limits Limits
 }
 
 // Build merges defaults, settings files and flags into a validated Policy.
@@ -165,6 +168,9 @@ func (b *builder) merge() error {
 		return err
 	}
 	b.m = m
+	if err := mergeLimits(layers, in.Limits, b.p); err != nil {
+		return err
+	}
 	b.allowRead, b.denyRead, b.allowWrite, b.denyWrite, b.discardWrites = m.allowRead, m.denyRead, m.allowWrite, m.denyWrite, m.discardWrites
 	if m.domainsOnly && in.AskFD > 0 {
 		b.p.Notes = append(b.p.Notes, "allowManagedDomainsOnly: --ask-fd is never consulted")

@@ -46,6 +46,10 @@
 // for) accepted with a note that it is ignored; see Keys for the table. An
 // unknown key is an error.
 //
+// Limits (limits.go) are sbx's own "limits" object and the limit flags:
+// files then flags, a managed value capping the others, and defaults for
+// the process cap and the private tmpfs.
+//
 // Paths may be absolute, "~/…", "./…" or relative to the working directory.
 // They are made absolute, cleaned and resolved through symlinks before use,
 // so that a rule applies to the object the kernel will see. Entries that

@@ -41,6 +41,9 @@ type Policy struct {
 	// Process is what to run and how.
 	Process Process `json:"process"`
 
+	// Limits bound what the run may take of the host (limits.go).
+	Limits Limits `json:"limits"`
+
 	// Notes are human-readable remarks about accepted-but-ignored keys.
 	Notes []string `json:"notes,omitempty"`
 

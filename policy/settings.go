@@ -70,6 +70,7 @@ type layer struct {
 	commands                                          json.RawMessage
 	presets                                           []string
 	credentials                                       *Credentials
+	limits                                            *Limits
 
 	// sandboxEnabled is Claude Code's sandbox.enabled (the harness's
 	// switch); --claude-settings refuses to run when it merges to false.
@@ -553,6 +554,8 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		}
 	case "credentials":
 		l.credentials, err = parseCredentials(l.file, shown, raw)
+	case "limits":
+		l.limits, err = parseLimits(l.file, shown, raw)
 	case "trustedProjectDirs":
 		err = l.addStrings(&l.trustedDirs, shown, raw)
 	case "commands":

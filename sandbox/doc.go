@@ -21,6 +21,13 @@
 // linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode
 // (exit 125, naming --weaker-nested).
 //
+// The limits (limits.go) are planned with the rest (Plan.Limits: each
+// limit's mechanism on this host, a cgroup v2 or v1 child of the run's
+// own, rlimits, the tmpfs size), refused when asked for and not
+// enforceable; the start makes the run's cgroup, which the first process
+// joins before it forks, sets the rlimits in the command, records the
+// limits hit at the end, and removes the cgroup.
+//
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child
 // subreaper that kills the command's whole process tree at the end.

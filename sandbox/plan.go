@@ -42,6 +42,8 @@ type Plan struct {
 	// AskFD is --ask-fd: the supervisor asks there about unlisted hosts.
 	AskFD      int           `json:"askFd,omitempty"`
 	AskTimeout time.Duration `json:"askTimeout,omitempty"`
+	// Limits is how each limit is enforced here (limits.go).
+	Limits *LimitPlan `json:"limits,omitempty"`
 
 	// The supervisor's side of credentials masking: the real values
 	// (never serialised), the masked files' copies (turned into mount ops
@@ -101,6 +103,10 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 	if err := computeNet(pl, p); err != nil {
 		return nil, err
 	}
+	var err error
+	if pl.Limits, err = hostLimits(p.Limits, pl.Weaker); err != nil {
+		return nil, err
+	}
 	secrets, notes, err := maskSecrets(pl, p)
 	if err != nil {
 		return nil, err
@@ -155,6 +161,9 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
 		}
 		pl.captureViewOps(p)
+		if _, ok := pl.Limits.uses("tmpSize"); ok {
+			pl.Mounts.TmpSize = p.Limits.TmpSize
+		}
 		for _, op := range pl.Mounts.Ops {
 			if op.Kind == ns.OpStub && filepath.Base(op.Path) == ".git" {
 				pl.Env = goVCSOff(pl.Env)

@@ -197,7 +197,8 @@ type launch struct {
 	path              string // the command, looked up
 
 	lifeR, lifeW, statR, statW, ackR, ackW *os.File
-	gateR, gateW                           *os.File // the command waits on gateR for the supervisor's signal handlers
+	lim                                    limitsStart // the limits' cgroup and tmpfs report
+	gateR, gateW                           *os.File    // the command waits on gateR for the supervisor's signal handlers
 	sigc                                   chan os.Signal
 	notified                               chan struct{}
 }
@@ -251,6 +252,7 @@ func (l *launch) cleanup() {
 	l.nw.close()
 	l.lle.Close()
 	l.early.Abandon() // a no-op once Start has it
+	l.limitsCleanup()
 	select {
 	case <-l.notified: // nil (never made) blocks: nothing to stop
 		go signal.Stop(l.sigc)
@@ -274,6 +276,10 @@ func (l *launch) compile() error {
 		l.early.Call(l.lle.Func()) // best effort: the command adds what it did not
 	}
 	prog.Grow(1024 + 8*len(pl.Mounts.Ops) + 6*len(pl.Landlock.Rules)) // the default plan is about 850 ops
+	// First of all, before it forks anything: the run's cgroup.
+	if err := l.limitsBegin(prog); err != nil {
+		return err
+	}
 	// PID 1 is a copy of the supervisor, command line included, and
 	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
 	// arguments can carry a value the sandbox must not see (--set-env of
@@ -366,6 +372,7 @@ func (l *launch) sockets() error {
 func (l *launch) compileCommand() error {
 	pl, prog := l.pl, &l.prog
 	prog.Syscall("setsid", unix.SYS_SETSID)
+	l.rlimitOps(prog)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
 	if err := pl.Landlock.Compile(prog, l.lle); err != nil {
@@ -481,6 +488,9 @@ func (l *launch) attr() *rawexec.Attr {
 	if l.dial >= 0 {
 		keep = append(keep, l.dial)
 	}
+	if l.lim.statW != nil {
+		keep = append(keep, int(l.lim.statW.Fd()))
+	}
 	attr := &rawexec.Attr{
 		Path:  l.path,
 		Args:  pl.Argv,
@@ -570,6 +580,7 @@ func (l *launch) startAndSupervise(ready func(*Plan)) int {
 	}
 	l.early = nil // Start owns it
 	proc, startErr := rawexec.Start(&l.prog, attr)
+	l.limitsStarted(proc)
 	for _, f := range []**os.File{&l.lifeR, &l.statW, &l.ackR, &l.ctlInit, &l.dialInit, &l.gateR, &l.gateW} {
 		if *f != nil {
 			(*f).Close()
@@ -643,6 +654,7 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 	if !final {
 		_, _ = proc.Wait()
 	}
+	l.limitsEnd(proc, ws, exited, final)
 	// After its last record the first process has nothing left but its
 	// exit: every process of the sandbox is gone, the stubs are removed,
 	// and its next call is exit_group. The kernel's teardown of the

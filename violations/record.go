@@ -15,6 +15,10 @@ const (
 	KindUnixSocket = "unix-socket"
 	KindSyscall    = "syscall"
 	KindSignal     = "signal"
+	// KindLimit is a limit the run hit (--memory, --pids, …): Rule is
+	// the limit ("--memory 96M"), Source the mechanism that saw it
+	// (cgroup, rlimit, tmpfs, supervisor), Detail what it saw.
+	KindLimit = "limit"
 )
 
 // Sources of records: the mechanism that saw the denial.

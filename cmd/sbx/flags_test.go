@@ -21,7 +21,7 @@ func sampleValue(t *testing.T, profile bool, name string) string {
 	if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return ""
 	}
-	for _, v := range []string{"none", "on", "1s", "3", "8080", "darwin", "all", "writes", "refuse", "/x", "x.test"} {
+	for _, v := range []string{"none", "on", "1s", "3", "8080", "darwin", "all", "writes", "refuse", "/x", "x.test", "64M"} {
 		if newRunFlags(profile).fs.Lookup(name).Value.Set(v) == nil {
 			return v
 		}

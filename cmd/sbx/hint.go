@@ -39,6 +39,11 @@ func writeHint(p *policy.Policy, code int, sum violations.Summary, tap *hintTap)
 	if parts := causes(p, tap); len(parts) > 0 {
 		return fmt.Sprintf("sbx: the command exited %d after %s", code, strings.Join(parts, "; "))
 	}
+	// A limit the user set whose hit sbx may not see (an rlimit's
+	// refused fork or allocation) is a likely cause too.
+	if maybe := maybeLimits(p, code); maybe != "" {
+		return fmt.Sprintf("sbx: the command exited %d; %s", code, maybe)
+	}
 	if sum.Total > 0 || sum.Dropped > 0 || p.Filesystem.Disabled || (code != 126 && code != 127) {
 		return ""
 	}
@@ -158,6 +163,8 @@ func (t *hintTap) Close() error { return nil }
 // it distinct within it; "" for records the hint does not name.
 func refusalKey(r violations.Record) (cause, key string) {
 	switch {
+	case r.Kind == violations.KindLimit:
+		return r.Kind, r.Rule
 	case r.Rule == violations.RuleAllowPty:
 		return "pty", ""
 	case r.Kind == violations.KindNetwork:
@@ -199,7 +206,10 @@ func rankRefusals(p *policy.Policy, list []*refusal) []*refusal {
 	out := slices.Clone(list)
 	tier := map[*refusal]int{}
 	for _, r := range out {
-		if incidental(p, r) {
+		switch {
+		case r.cause == violations.KindLimit:
+			tier[r] = -1 // a limit hit ends a command before anything else
+		case incidental(p, r):
 			tier[r] = 1
 		}
 	}
@@ -255,6 +265,10 @@ func causes(p *policy.Policy, tap *hintTap) []string {
 			out = append(out, "finding no pseudo-terminal: /dev/ptmx is absent unless --allow-pty")
 			continue
 		}
+		if cause == violations.KindLimit {
+			out = append(out, "it hit "+strings.Join(g.shown, "; "))
+			continue
+		}
 		noun := nouns[cause]
 		count := strconv.Itoa(g.n)
 		if tap.over[cause] {
@@ -275,6 +289,8 @@ func causes(p *policy.Policy, tap *hintTap) []string {
 // describe names one refused thing and what would allow it.
 func describe(p *policy.Policy, r violations.Record) string {
 	switch r.Kind {
+	case violations.KindLimit:
+		return limitCause(r)
 	case violations.KindNetwork:
 		return hostCause(r)
 	case violations.KindFileWrite:

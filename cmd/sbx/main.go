@@ -239,6 +239,7 @@ func newRunFlags(profile bool) *runFlags {
 	fs.Var(&f.controlFD, "control-fd", "")
 	fs.Var(&f.askFD, "ask-fd", "")
 	f.askTimeout = fs.Duration("ask-timeout", 0, "")
+	registerLimitFlags(fs, &in.Limits)
 	f.timeout = fs.String("timeout", "", "")
 	f.dryRun = fs.Bool("dry-run", false, "")
 	f.shell = fs.String("c", "", "")
@@ -512,6 +513,15 @@ Process:
                          denies: {"id","host","port","command"} out, {"id","allow","remember"}
                          back; --ask-timeout D (default 30s) or a dead peer means no
   --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
+Limits (docs/limits.md; a limit this host cannot enforce is exit 125, never dropped):
+  --memory SIZE          memory of the whole sandbox (512M, 2G; limits.memory)
+  --pids N               processes and threads of the whole sandbox (default 4096; limits.pids)
+  --cpus N               CPU time per wall second, fractional like Docker's (limits.cpus)
+  --cpu-time DURATION    CPU time, the whole sandbox's where a cgroup counts it (limits.cpuTime)
+  --file-size SIZE       the largest file a process may write (limits.fileSize)
+  --open-files N         descriptors per process (limits.openFiles)
+  --tmp-size SIZE        /tmp, /dev/shm and the discard overlays together (default RAM/8,
+                         256M to 4G; limits.tmpSize)
 
 Exit status: the command's; 128+N if it died of signal N; 124 timeout;
 125 sbx failed (nothing was run); 126 not executable; 127 not found;
