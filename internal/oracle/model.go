@@ -165,6 +165,7 @@ type grant struct {
 	soft      bool // from a Claude permission rule or a glob: skipped (noted) instead of refused
 	managed   bool
 	untrusted bool // from a layer in the working tree (the trust boundary)
+	created   bool // missing, made by sbx for the run (--allow-write's)
 	what      string
 }
 
@@ -438,6 +439,12 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		for _, s := range l.AllowWrite {
 			for _, g := range m.expand(s, l, false, managed, "allowWrite "+s) {
 				g.untrusted = inTree
+				// A missing directory named by --allow-write whose parent
+				// exists is created for the run (docs/settings.md,
+				// allowWrite); a deeper missing path is refused.
+				if l.Source == SrcFlags && !g.exists && !hasGlob(g.lit) && isDir(filepath.Dir(g.real)) {
+					g.exists, g.created = true, true
+				}
 				rawWrites = append(rawWrites, g)
 			}
 		}
