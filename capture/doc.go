@@ -56,9 +56,9 @@
 // parent proxy, --ask-fd, and for port 443 credentials and TLS
 // termination; other ports are relayed opaquely), the same
 // violations (Proto "capture"). The upstream is always that name at that
-// port, never anything taken from the payload. A TLS ClientHello whose
-// server name differs from the name is refused with a violation (rule
-// sni-mismatch), before any byte goes upstream. A connection to an
+// port, never anything taken from the payload. The client's first bytes
+// pass netproxy's one TLS server-name check (rules sni-mismatch and
+// bad-client-hello), before any byte goes upstream. A connection to an
 // address sbx did not hand out is vetted as the IP literal it is: refused
 // unless an allowedDomains entry lists it.
 //
