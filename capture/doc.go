@@ -91,6 +91,16 @@
 // run without filtered networking, or one that never uses the network,
 // pays no memory for it.
 //
+// A captured connection's bytes wait in the supervisor's own memory (the
+// stack's send buffer, the relay's buffer), where on the CONNECT path
+// they wait in the kernel's sockets. So each connection starts with
+// small buffers (a 32 KiB send buffer, 16 KiB copies), reads from the
+// upstream only when the client side takes more, lets its copy buffer go
+// once it has waited 200 ms for its peer, and grows (up to 1 MiB each)
+// only while its client keeps up, out of a 64 MiB budget shared by all
+// connections (stack_linux.go). 600 captured connections whose clients
+// never read cost the supervisor about 70 MB in all, not 1.1 GB.
+//
 // # Platforms
 //
 // Serve is Linux-only (stack_linux.go); elsewhere it returns an error.
