@@ -97,6 +97,12 @@ func TestClientHelloSNI(t *testing.T) {
 			t.Errorf("hello for %q: %q, %v", tt.want, got, err)
 		}
 	}
+	// The fuzz target's oracle reads these hellos as a server does.
+	for _, b := range [][]byte{rawHello("allowed.test", false), rawHello("allowed.test", true)} {
+		if sni, ok := tlsServerName(b); !ok || sni != "allowed.test" {
+			t.Errorf("crypto/tls reads %q, %v from a hand-made hello", sni, ok)
+		}
+	}
 	good := rawHello("allowed.test", false)
 	twoSNI := func() []byte { // a second server_name extension after the first
 		b := rawHello("allowed.test", false)
@@ -253,4 +259,50 @@ func TestSNICheckEveryPath(t *testing.T) {
 			})
 		}
 	}
+}
+
+// tlsServerName is the server name crypto/tls's own server reads from a
+// ClientHello in b; ok is false when it refuses the hello.
+func tlsServerName(b []byte) (sni string, ok bool) {
+	a, c := net.Pipe()
+	defer a.Close()
+	go func() { _, _ = c.Write(b); c.Close() }()
+	_ = a.SetDeadline(time.Now().Add(time.Second))
+	errStop := fmt.Errorf("stop")
+	_ = tls.Server(sniffOnly{a}, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		sni, ok = h.ServerName, true
+		return nil, errStop
+	}}).Handshake()
+	return sni, ok
+}
+
+// sniffOnly drops what the TLS server would answer.
+type sniffOnly struct{ net.Conn }
+
+func (sniffOnly) Write(b []byte) (int, error) { return len(b), nil }
+
+// FuzzClientHelloSNI: whatever a TLS server (crypto/tls) reads as the
+// server name of a hello, the proxy's reader reads the same name, or
+// refuses the hello: no hello carries one name past the check and another
+// to the server. (The reader is stricter in places: bytes after the
+// ClientHello in its record, a trailing dot it keeps where crypto/tls
+// refuses the hello.)
+func FuzzClientHelloSNI(f *testing.F) {
+	f.Add(rawHello("allowed.test", false))
+	f.Add(rawHello("allowed.test", true))
+	f.Add(rawHello("", false))
+	f.Add(patchHello(rawHello("allowed.test", false), []byte{0, 0, 0, 13, 0, 11, 0, 0, 8, 'e', 'v', 'i', 'l', '.', 't', 'e', 's'}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != recordTypeHandshake || len(b) > 1<<16 {
+			return
+		}
+		want, ok := tlsServerName(b)
+		if !ok {
+			return
+		}
+		got, err := helloOf(b)
+		if err == nil && got != want {
+			t.Fatalf("crypto/tls reads %q, the proxy %q (%v)", want, got, err)
+		}
+	})
 }
