@@ -109,6 +109,18 @@
 // [Denial]. A lookup or connection failure is not a refusal: 502 over
 // HTTP, without the header and without OnDeny.
 //
+// TLS server names: every path (CONNECT, SOCKS5, captured connections;
+// opaque or terminated) reads the client's first bytes before any go
+// upstream. Bytes that start a TLS handshake record must be a well-formed
+// ClientHello (else [RuleBadClientHello]), read by a parser that holds it
+// to a TLS server's rules (exact lengths, no repeated extension, one
+// host_name); its server name, canonicalised as a destination is, must
+// be the target ([RuleSNIMismatch]), or, when the target is an IP
+// literal, a name the lists allow at that port on its own. No server name
+// passes. The outer name of an Encrypted Client Hello is all that can be
+// checked, and a connection reused for another name after its handshake
+// (HTTP/2 coalescing) is seen only under termination.
+//
 // Tunnels (CONNECT and SOCKS) copy with io.Copy between the raw
 // connections, which splices on Linux when both are *net.TCPConn (the
 // default Dial); an EOF in one direction is passed on with CloseWrite and

@@ -228,9 +228,25 @@ func TestCredentialsAWSResign(t *testing.T) {
 	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hostPort(t, url)+`"], "tlsTerminate": {}}, "filesystem": {},
 		"credentials": {"envVars": [{"name": "AWS_ACCESS_KEY_ID", "mode": "mask"}, {"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}]}}`)
 	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "AWS_ACCESS_KEY_ID="+akid, "AWS_SECRET_ACCESS_KEY="+secret)
-	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+curl+` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "`+url+`/prod/items?b=2&a=1"`, "--trust-project-settings", "--settings", settings)
-	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") {
+	// The second request is dated 2030 (curl signs the X-Amz-Date it is
+	// given): sbx re-signs only for the present, so it is refused, with a
+	// record, and never reaches the server.
+	vf := filepath.Join(d, "v.jsonl")
+	sigv4 := curl + ` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"`
+	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+sigv4+` "`+url+`/prod/items?b=2&a=1"; `+
+		sigv4+` -o /dev/null -w "future=%{http_code}\n" -H "X-Amz-Date: 20300101T000000Z" "`+url+`/prod/later"`,
+		"--trust-project-settings", "--settings", settings, "--violations", vf)
+	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") || !strings.Contains(r.stdout, "future=403") {
 		t.Fatalf("%s", r)
+	}
+	var sigRecs int
+	for _, rec := range readRecords(t, vf) {
+		if rec.Kind == "credential" && rec.Rule == "credentials: sigv4" && strings.Contains(rec.Detail, "2030-01-01") {
+			sigRecs++
+		}
+	}
+	if sigRecs != 1 {
+		t.Errorf("want one credential record for the request dated 2030, got %d: %s", sigRecs, r)
 	}
 	mu.Lock()
 	defer mu.Unlock()
