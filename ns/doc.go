@@ -19,7 +19,11 @@
 //     directories between a writable root and a protected name bound onto
 //     themselves ("pinned") so that renaming a parent fails with EBUSY
 //     instead of carrying the protection away; missing protected names
-//     stubbed (see stub);
+//     stubbed (see stub), only where they act (policy.Protected.Stub:
+//     HOME, a repository root, the working directory), so a writable
+//     directory that is none of those sees no placeholder; the directory
+//     that core.hooksPath names is protected like .git/hooks
+//     (hookspath.go);
 //  4. pivot_root into the staging root and detach the old root.
 //
 // Nothing is created on the host except the stubs, which the sandbox's
