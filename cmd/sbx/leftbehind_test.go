@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sbx-sh/sbx/policy"
@@ -315,4 +316,65 @@ func TestProtectedNamesTable(t *testing.T) {
 			}
 		}
 	})
+}
+
+// What the command leaves where the host's git and make look by
+// themselves: a repository it made in a writable root (git init, or a
+// bare HEAD + objects + refs layout whose config names core.fsmonitor)
+// and a FIFO in place of a Makefile. The after-run check moves the
+// repositories aside and removes the FIFO, records each, and
+// --fail-on-violation counts them; the host's git status then runs
+// nothing. What was there before the run is left alone.
+func TestAfterRunCheck(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	d := t.TempDir()
+	w, out, bare := filepath.Join(d, "w"), filepath.Join(d, "out"), filepath.Join(d, "bare")
+	for _, p := range []string{w, out, bare} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's own FIFO, there before the run.
+	if err := syscall.Mkfifo(filepath.Join(w, "mine.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(d, "fsmonitor-ran")
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch " + marker + "\"\n"
+	script := "mkfifo Makefile && " +
+		"cd " + q(out) + " && git init -q . && printf %s " + q(cfg) + " > .git/config && " +
+		"cd " + q(bare) + " && mkdir objects refs && echo 'ref: refs/heads/main' > HEAD && printf %s " + q(cfg) + " > config && echo planted"
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + d, "GIT_CONFIG_NOSYSTEM=1"}
+	vio := filepath.Join(d, "v.jsonl")
+	r := sh(t, runOpts{dir: w, env: env}, script, "--allow-write", w, "--allow-write", out, "--allow-write", bare, "--fail-on-violation", "--violations", vio)
+	if !strings.Contains(r.stdout, "planted") || r.code != 123 {
+		t.Fatalf("want the layouts made and exit 123: %s", r)
+	}
+	for _, dir := range []string{out, bare} {
+		cmd := exec.Command("git", "status")
+		cmd.Dir, cmd.Env = dir, env
+		_ = cmd.Run()
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the host's git status ran the planted core.fsmonitor")
+	}
+	if fi, err := os.Lstat(filepath.Join(w, "Makefile")); err == nil {
+		t.Errorf("the FIFO is still there: %v", fi.Mode())
+	}
+	if fi, err := os.Lstat(filepath.Join(w, "mine.fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the user's own FIFO was touched: %v", err)
+	}
+	v, _ := os.ReadFile(vio)
+	for _, want := range []string{out + "/.git", bare + "/HEAD", w + "/Makefile"} {
+		if !strings.Contains(string(v), `"path":"`+want+`"`) {
+			t.Errorf("no record for %s:\n%s", want, v)
+		}
+	}
+	// A second run in the same tree finds nothing new: what the first
+	// run moved aside, and the user's repository, stay as they are.
+	r = sh(t, runOpts{dir: w, env: env}, "git -C "+q(out)+" --version >/dev/null; echo ok", "--allow-write", w, "--allow-write", out, "--fail-on-violation")
+	if r.code != 0 || strings.Contains(r.stderr, "after the run") {
+		t.Fatalf("a clean run: %s", r)
+	}
 }
