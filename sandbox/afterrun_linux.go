@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
@@ -39,7 +38,8 @@ import (
 // The cost is one lstat per name and one directory read per place, before
 // and after the run, whatever the size of the tree below. What the command
 // makes deeper (git init sub) is not seen: that would need a list of
-// what changed, which only the discard overlays keep.
+// what changed, which only the discard overlays keep. The weaker mode
+// runs the same check over its writable roots.
 
 // SourceAfterRun marks what the after-run check found and neutralised.
 const SourceAfterRun = "after-run"
@@ -56,9 +56,9 @@ type afterPlace struct {
 // before any stub is made).
 func afterRunBefore(pl *Plan) []afterPlace {
 	var roots []string
-	for _, o := range pl.Mounts.Ops {
-		if o.Kind == ns.OpRW && !o.Protected && o.Why == "allowWrite" {
-			roots = append(roots, o.Path)
+	for _, w := range pl.writable {
+		if w != "/tmp" || pl.Weaker { // the full sandbox's /tmp is its own
+			roots = append(roots, w)
 		}
 	}
 	dirs := append([]string(nil), roots...)

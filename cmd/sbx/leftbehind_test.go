@@ -329,6 +329,12 @@ func TestAfterRunCheck(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
+	for _, mode := range [][]string{nil, {"--weaker-nested"}} {
+		t.Run(strings.Join(append([]string{"mode"}, mode...), " "), func(t *testing.T) { afterRunCase(t, mode) })
+	}
+}
+
+func afterRunCase(t *testing.T, mode []string) {
 	d := t.TempDir()
 	w, out, bare := filepath.Join(d, "w"), filepath.Join(d, "out"), filepath.Join(d, "bare")
 	for _, p := range []string{w, out, bare} {
@@ -347,7 +353,7 @@ func TestAfterRunCheck(t *testing.T) {
 		"cd " + q(bare) + " && mkdir objects refs && echo 'ref: refs/heads/main' > HEAD && printf %s " + q(cfg) + " > config && echo planted"
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + d, "GIT_CONFIG_NOSYSTEM=1"}
 	vio := filepath.Join(d, "v.jsonl")
-	r := sh(t, runOpts{dir: w, env: env}, script, "--allow-write", w, "--allow-write", out, "--allow-write", bare, "--fail-on-violation", "--violations", vio)
+	r := sh(t, runOpts{dir: w, env: env}, script, append([]string{"--allow-write", w, "--allow-write", out, "--allow-write", bare, "--fail-on-violation", "--violations", vio}, mode...)...)
 	if !strings.Contains(r.stdout, "planted") || r.code != 123 {
 		t.Fatalf("want the layouts made and exit 123: %s", r)
 	}
@@ -373,7 +379,7 @@ func TestAfterRunCheck(t *testing.T) {
 	}
 	// A second run in the same tree finds nothing new: what the first
 	// run moved aside, and the user's repository, stay as they are.
-	r = sh(t, runOpts{dir: w, env: env}, "git -C "+q(out)+" --version >/dev/null; echo ok", "--allow-write", w, "--allow-write", out, "--fail-on-violation")
+	r = sh(t, runOpts{dir: w, env: env}, "git -C "+q(out)+" --version >/dev/null; echo ok", append([]string{"--allow-write", w, "--allow-write", out, "--fail-on-violation"}, mode...)...)
 	if r.code != 0 || strings.Contains(r.stderr, "after the run") {
 		t.Fatalf("a clean run: %s", r)
 	}
