@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
@@ -105,7 +106,8 @@ func afterRunCheck(places []afterPlace, col *violations.Collector, stderr io.Wri
 		rec(from, what+" the command made (git would run its config and hooks); moved to "+to)
 	}
 	for _, p := range places {
-		if !p.hadGit && exists(filepath.Join(p.dir, ".git")) {
+		// Another run's stub .git, still held, is no repository.
+		if g := filepath.Join(p.dir, ".git"); !p.hadGit && exists(g) && !ns.HeldStub(g) {
 			aside(p.dir, ".git", "a repository")
 		}
 		if !p.hadBare && bareLayout(p.dir) {

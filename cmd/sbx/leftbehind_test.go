@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,5 +384,64 @@ func afterRunCase(t *testing.T, mode []string) {
 	r = sh(t, runOpts{dir: w, env: env}, "git -C "+q(out)+" --version >/dev/null; echo ok", append([]string{"--allow-write", w, "--allow-write", out, "--fail-on-violation"}, mode...)...)
 	if r.code != 0 || strings.Contains(r.stderr, "after the run") {
 		t.Fatalf("a clean run: %s", r)
+	}
+}
+
+// The after-run check tells another run's stub from a planted repository:
+// a run that ends while a second one, started later in the same
+// directory, still holds its .git stub leaves that stub alone; a .git the
+// command made to look like a stub (sticky, no write bit) is moved aside.
+func TestAfterRunCheckStubs(t *testing.T) {
+	d := t.TempDir()
+	x, other := filepath.Join(d, "x"), filepath.Join(d, "other")
+	for _, p := range []string{x, other} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(dir string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+		cmd := exec.Command(sbxBin, "--allow-write", x, "--", "/bin/sh", "-c", "echo started; read line; echo done")
+		cmd.Dir = dir
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(out)
+		if l, _ := rd.ReadString('\n'); l != "started\n" {
+			t.Fatalf("run in %s did not start: %q", dir, l)
+		}
+		return cmd, in, rd
+	}
+	first, firstIn, _ := start(other) // x is a writable root, no stub .git
+	second, secondIn, _ := start(x)   // x is the working directory: .git pinned
+	defer first.Process.Kill()
+	defer second.Process.Kill()
+	if fi, err := os.Lstat(filepath.Join(x, ".git")); err != nil || !fi.IsDir() {
+		t.Fatalf("control: the second run's stub .git: %v", err)
+	}
+	firstIn.Write([]byte("\n"))
+	firstIn.Close()
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 0 {
+		t.Fatalf("the first run moved the second's stub aside: %q", m)
+	}
+	secondIn.Write([]byte("\n"))
+	secondIn.Close()
+	if err := second.Wait(); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if after := snapshot(t, x); len(after) != 1 {
+		t.Fatalf("left behind: %q", after)
+	}
+	// A look-alike: a .git with the stub's mode, no run holding it.
+	r := sh(t, runOpts{dir: other}, "mkdir "+q(x+"/.git")+" && chmod 1555 "+q(x+"/.git")+" && echo made", "--allow-write", x)
+	if !strings.Contains(r.stdout, "made") {
+		t.Fatalf("%s", r)
+	}
+	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 1 {
+		t.Fatalf("a stub look-alike .git was not moved aside: %s", r)
 	}
 }
