@@ -22,7 +22,12 @@
 //     directories between a writable root and a protected name bound onto
 //     themselves ("pinned") so that renaming a parent fails with EBUSY
 //     instead of carrying the protection away; missing protected names
-//     stubbed (see stub); a directory the protected-name search could
+//     stubbed (see stub), only where they act (policy.Protected.Stub:
+//     HOME, a repository root, the working directory), so a writable
+//     directory that is none of those sees no placeholder; the directory
+//     that core.hooksPath names is protected like .git/hooks
+//     (hookspath.go);
+//     a directory the protected-name search could
 //     not read bound read-only whole (see dirInfo);
 //  4. pivot_root into the staging root and detach the old root.
 //

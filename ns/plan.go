@@ -252,9 +252,10 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 	// A name SearchDepth components below a root is found (srt's rg
 	// --max-depth): the root and the directories down to SearchDepth-1
 	// levels below it are listed.
-	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
+	home := realHome(p.Process.Home)
+	prot := protectedOps(takesWrites, p.Process.Dir, home, false, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
 	if prot.err == nil {
-		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, names)
+		prot = homeProtectedOps(prot, takesWrites, home, p.Process.Dir, names)
 	}
 	if prot.err != nil {
 		return nil, prot.err
@@ -265,6 +266,16 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 			readOnly = append(readOnly, o.Path)
 		}
 	}
+	hooks, err := hooksPathOps(prot.repos, p.Process.Home, takesWrites, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range hooks {
+		if o.Kind == OpRO || o.Kind == OpStub {
+			readOnly = append(readOnly, o.Path)
+		}
+	}
+	prot.ops = append(prot.ops, hooks...)
 	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
 	// Only a denyRead entry that exists is masked (a missing one has
 	// nothing to hide): a missing .env both denied reading and writing
@@ -298,7 +309,10 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 
 type protResult struct {
 	ops []Op
-	err error
+	// repos are the working-tree roots found (a .git directory in them):
+	// their core.hooksPath is protected too (hooksPathOps).
+	repos []string
+	err   error
 }
 
 // protectedOps finds the protected names under each writable root: every
@@ -306,8 +320,12 @@ type protResult struct {
 // it becomes read-only (with its ancestors below the root pinned, so a
 // rename of a parent cannot carry it away), and a missing one directly in
 // a writable root or in the working directory is stubbed at its first
-// missing component.
-func protectedOps(writable []string, cwd string, depth int, names []policy.Protected, cacheDir string) protResult {
+// missing component where it acts (policy.Protected.Stub: in HOME, in a
+// repository root, in the working directory).
+//
+// homeOnly is for HOME searched as the working directory would be
+// (homeProtectedOps): it is not where the command works.
+func protectedOps(writable []string, cwd, home string, homeOnly bool, depth int, names []policy.Protected, cacheDir string) protResult {
 	var r protResult
 	add := func(kind, path string, dir bool, why string) {
 		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why, Protected: kind != OpPin})
@@ -386,11 +404,43 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 		} else {
 			dir = string(path)
 		}
+		if d.have[".git"] == typeDir {
+			r.repos = append(r.repos, filepath.Clean(string(path)))
+		}
+		// Where a missing name is pinned: only where it acts.
+		var where policy.StubWhere
+		if level == 0 {
+			if c := filepath.Clean(dir); c == home {
+				where |= policy.StubHome
+			} else if c == cwd && !homeOnly {
+				where |= policy.StubCwd
+			}
+			if filepath.Clean(dir) == cwd && home == cwd && !homeOnly {
+				where |= policy.StubCwd
+			}
+			if _, ok := d.have[".git"]; ok {
+				where |= policy.StubRepo
+			}
+		}
+		stubHere := func(pn policy.Protected) bool {
+			if level != 0 {
+				return false
+			}
+			if pn.Stub&where != 0 {
+				return true
+			}
+			for _, w := range pn.StubWith {
+				if _, ok := d.have[w]; ok {
+					return true
+				}
+			}
+			return false
+		}
 		for i, pn := range todo {
 			first, nested := splits[i].first, splits[i].nested
 			typ, ok := d.have[first]
 			if !ok {
-				if level == 0 && !pn.OnlyIfFile {
+				if !pn.OnlyIfFile && stubHere(pn) {
 					add(OpStub, filepath.Join(dir, first), nested || pn.Dir, "protected "+pn.Name+" (missing)")
 				}
 				continue
@@ -431,7 +481,7 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 				case err == nil:
 					add(OpRO, full, st.IsDir(), "protected "+pn.Name)
 					pin(root, full)
-				case level == 0:
+				case stubHere(pn):
 					add(OpStub, full, pn.Dir, "protected "+pn.Name+" (missing)")
 					pin(root, full)
 				}
@@ -475,12 +525,8 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 // root already): its missing names are stubbed, its existing ones made
 // read-only again (dedupeOps merges them), and their ancestors up to the
 // enclosing root are pinned.
-func homeProtectedOps(r protResult, writable []string, home, cwd string, names []policy.Protected) protResult {
-	if home == "" || !filepath.IsAbs(home) {
-		return r
-	}
-	real, err := filepath.EvalSymlinks(home)
-	if err != nil || real == cwd {
+func homeProtectedOps(r protResult, writable []string, real, cwd string, names []policy.Protected) protResult {
+	if real == "" || real == cwd {
 		return r
 	}
 	for _, w := range writable {
@@ -490,7 +536,7 @@ func homeProtectedOps(r protResult, writable []string, home, cwd string, names [
 	}
 	for _, w := range writable {
 		if policy.Within(real, w) {
-			h := protectedOps([]string{w}, real, 0, names, "")
+			h := protectedOps([]string{w}, real, real, true, 0, names, "")
 			// Only what lies in HOME and the pins of its ancestors: the
 			// root's own level 0 was done with every root.
 			for _, o := range h.ops {
@@ -505,6 +551,19 @@ func homeProtectedOps(r protResult, writable []string, home, cwd string, names [
 		}
 	}
 	return r
+}
+
+// realHome is HOME with its symlinks resolved, or "" when it is unset,
+// relative or cannot be resolved.
+func realHome(home string) string {
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // plainName says whether name is one plain path component: joined to a

@@ -599,9 +599,11 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 		}
 		return resp
 	}
-	if ns.files != nil {
+	_, setID := seccomp.SetIDMode(r)
+	if ns.files != nil && !setID {
 		// An observed file call: the kernel decides (Continue); the
-		// observer records it when the sandbox refuses it.
+		// observer records it when the sandbox refuses it. A set-id
+		// mode is refused below, whoever else observes the call.
 		if fc, ok, err := ns.files.fi.Inspect(r); ok {
 			if err == nil {
 				if rec, refused := ns.files.record(r, fc); refused && r.Valid() {

@@ -59,6 +59,9 @@ type Plan struct {
 	// saveWritable is the allowWrite path holding SaveChanges, if any:
 	// refused, as the command could write there.
 	saveWritable string
+	// writable are the writable roots, where the after-run check looks
+	// (afterrun_linux.go), in both modes.
+	writable []string
 }
 
 // Compute builds the Plan for p.
@@ -152,6 +155,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 // Landlock rules and the seccomp program.
 func (pl *Plan) enforcement(p *policy.Policy) error {
 	writable := landlock.WritableRoots(p)
+	pl.writable = writable
 	var err error
 	if !pl.Weaker {
 		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {

@@ -26,7 +26,7 @@ import (
 // nil) receives every denial the supervisor sees.
 func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	if pl.Weaker {
-		return runWeaker(pl, stderr)
+		return runWeaker(pl, stderr, col)
 	}
 	DropPrespawn() // made for a plan not known yet: this one may differ
 	code, _ := withSaveDir(pl, func() (int, error) { return run(pl, stderr, col, nil) })
@@ -55,7 +55,7 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		if ready != nil {
 			ready(pl)
 		}
-		return runWeaker(pl, stderr), nil
+		return runWeaker(pl, stderr, col), nil
 	}
 	pl, err := basePlan(p)
 	if err != nil {

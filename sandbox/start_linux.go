@@ -215,6 +215,7 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	relayAllCPUs.Store(pl.Net.TLS != nil)
 	l.early, l.earlyCap = takeEarlyCapture()
 	defer l.cleanup()
+	places := afterRunBefore(pl) // before the view's stubs are made
 	err := l.compile()
 	if err == nil {
 		err = l.prepare()
@@ -226,7 +227,11 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	if err != nil {
 		return failf(stderr, "%v", err), nil
 	}
-	return l.startAndSupervise(ready), nil
+	code := l.startAndSupervise(ready)
+	if l.started {
+		afterRunCheck(places, col, stderr)
+	}
+	return code, nil
 }
 
 // cleanup releases what the stages left: the stubs (when the first

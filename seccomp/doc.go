@@ -33,6 +33,12 @@
 //     move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr), setns;
 //   - keyrings, bpf, perf_event_open, userfaultfd, kexec, module loading,
 //     open_by_handle_at and other host-administration calls;
+//   - a set-id bit (S_ISUID, S_ISGID) in a mode argument: chmod, fchmod,
+//     fchmodat, fchmodat2, creat, mknod, mknodat, and open/openat with
+//     O_CREAT or O_TMPFILE (setid.go says why openat2 and mkdir need no
+//     rule); a run cannot leave a set-id file behind. With Notify the
+//     supervisor answers these EPERM even when it observes the call
+//     (SetIDMode decides from the registers alone);
 //   - ioctl TIOCSTI and TIOCLINUX, compared on the low 32 bits of the
 //     request so a value with high bits set cannot slip past (the kernel
 //     truncates it to 32 bits);

@@ -204,6 +204,9 @@ func compileFor(c Config, goarch string) (Program, error) {
 	if err := observeRules(c, rule, cond); err != nil {
 		return nil, err
 	}
+	if err := setIDRules(eperm, rule, cond); err != nil {
+		return nil, err
+	}
 	// Netlink: route only (getifaddrs); audit, uevents and the rest refused.
 	for proto := uint64(1); proto < 32; proto++ {
 		if err := rule("socket", eperm,
@@ -290,6 +293,32 @@ func observeRules(c Config, rule func(string, libseccomp.ScmpAction, ...libsecco
 		}
 		if err := rule("openat", notify, cond(2, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// setIDRules refuses a set-id bit in the mode of every call that takes
+// the mode as an argument (setIDCalls): chmod and its kin, creat, mknod,
+// and open/openat when the flags create a file. With Notify the
+// action is the notification, which the supervisor answers EPERM
+// (SetIDMode) before anything else, observed calls included.
+func setIDRules(act libseccomp.ScmpAction, rule func(string, libseccomp.ScmpAction, ...libseccomp.ScmpCondition) error,
+	cond func(uint, libseccomp.ScmpCompareOp, ...uint64) libseccomp.ScmpCondition) error {
+	for _, sc := range setIDCalls {
+		for _, bit := range []uint64{modeSetUID, modeSetGID} {
+			mode := cond(uint(sc.Mode), libseccomp.CompareMaskedEqual, bit, bit)
+			if sc.Flags < 0 {
+				if err := rule(sc.Name, act, mode); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, fl := range setIDOpenFlags {
+				if err := rule(sc.Name, act, mode, cond(uint(sc.Flags), libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

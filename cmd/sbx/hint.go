@@ -363,7 +363,7 @@ func allowFor(path string, p *policy.Policy) string {
 		}
 	}
 	for _, pn := range policy.ProtectedNames(false) {
-		if filepath.Base(path) == filepath.Base(pn.Name) {
+		if strings.HasSuffix(path, "/"+pn.Name) || strings.Contains(path, "/"+pn.Name+"/") {
 			return "a protected name: sbx never makes it writable"
 		}
 	}

@@ -49,6 +49,10 @@
 //	sigio child|PID            SIGTERM sent by the kernel (F_SETOWN + F_SETSIG
 //	                           on a pipe), to a child or to a PID named sbx
 //	openw PATH...              open(PATH, O_WRONLY) (no truncation)
+//	setid DIR                  chmod, fchmod, fchmodat, fchmodat2, open
+//	                           O_CREAT / O_TMPFILE, creat, mkdir, mknod and
+//	                           openat2 with set-id modes, on files in DIR;
+//	                           each line ends with the mode the file has
 //	tamper PATH SPARE          open O_WRONLY, chmod, rename away and back,
 //	                           rename SPARE over PATH (undone)
 //	creds                      real/effective/saved uid and capability sets
