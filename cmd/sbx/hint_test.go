@@ -75,6 +75,16 @@ func TestHintTable(t *testing.T) {
 			[]string{"after 2 refused writes: /etc/x (--allow-write /etc)"}, []string{"more"}},
 		{"hosts beyond the kept ones", base(""), 1, violations.Summary{Total: 4, ByKind: map[string]int{"network": 4}, First: []violations.Record{net("a.example", 443, "default-deny")}},
 			[]string{"4 refused hosts: a.example:443 (--allow-domain a.example) and 3 more (see --violations)"}, nil},
+		{"net none: an address", base(""), 1, sum(net("192.0.2.1", 443, violations.RuleNetNone)),
+			[]string{"1 refused host: 192.0.2.1:443 (no network: --allow-domain 192.0.2.1, or --allow-registry NAME for a package registry)"}, []string{"denied by", "read-only"}},
+		{"net none: a lookup whose name is unknown", base(""), 1, sum(net("10.0.0.2", 53, violations.RuleNetNone)),
+			[]string{"a name lookup through 10.0.0.2:53 (no network: --allow-domain HOST, or --allow-registry NAME"}, nil},
+		{"net none: a named lookup under a preset", func() *policy.Policy {
+			p := base("")
+			p.Sources = []policy.Source{{List: "allowWrite", Entry: home + "/go/pkg/mod", From: "preset go"}}
+			return p
+		}(), 1, sum(net("proxy.golang.org", 0, violations.RuleNetNone)),
+			[]string{"proxy.golang.org (no network: --allow-domain proxy.golang.org, or --allow-registry go)"}, []string{"NAME"}},
 		{"only dropped", base(""), 1, violations.Summary{Dropped: 3, ByKind: map[string]int{}}, nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
