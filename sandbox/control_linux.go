@@ -504,7 +504,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 		// (no route but loopback); the record says what was refused.
 		if nc, ok, err := seccomp.InspectNet(r); ok {
 			if err == nil {
-				if rec, refused := netRecord(r, nc); refused && r.Valid() {
+				if rec, refused := netRecord(r, nc, servesDNS); refused && r.Valid() {
 					rec.Exe = exeOf(r.PID)
 					ns.col.Add(rec)
 				}

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"net"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
@@ -17,9 +19,22 @@ import (
 // Open aside), and a socket of another family refuses an inet address by
 // itself: neither is recorded. A datagram to port 53 is a name lookup:
 // the question's name, when the payload holds one, is the record's host.
-func netRecord(r *seccomp.Request, nc *seccomp.NetCall) (violations.Record, bool) {
-	if !nc.Dest.IsValid() || seccomp.Reachable(nc.Dest.Addr()) {
+//
+// A lookup through a loopback address (a host whose resolv.conf names
+// 127.0.0.53, systemd-resolved's) reaches the sandbox's own loopback,
+// where no resolver runs unless the command started one: it is recorded
+// when no socket in the sandbox's network namespace has port 53 (serves,
+// given the caller's PID).
+func netRecord(r *seccomp.Request, nc *seccomp.NetCall, serves func(pid int) bool) (violations.Record, bool) {
+	if !nc.Dest.IsValid() {
 		return violations.Record{}, false
+	}
+	inside := ""
+	if seccomp.Reachable(nc.Dest.Addr()) {
+		if nc.Dest.Port() != 53 || nc.SockType == 0 || serves(r.PID) {
+			return violations.Record{}, false
+		}
+		inside = ", which nothing inside the sandbox serves"
 	}
 	proto := "udp"
 	switch nc.SockType {
@@ -44,17 +59,36 @@ func netRecord(r *seccomp.Request, nc *seccomp.NetCall) (violations.Record, bool
 		Rule:   violations.RuleNetNone,
 	}
 	if port == 53 {
-		rec.Detail = proto + " " + r.Syscall + ": a name lookup (DNS server " + net.JoinHostPort(addr, "53") + "): no network (--net none)"
+		rec.Detail = proto + " " + r.Syscall + ": a name lookup (DNS server " + net.JoinHostPort(addr, "53") + inside + "): no network (--net none)"
 		payload := nc.Payload
 		if proto == "tcp" && len(payload) >= 2 {
 			payload = payload[2:] // the message's length
 		}
 		if name, ok := dnsQuestion(payload); ok {
 			rec.Host, rec.Port = name, 0
-			rec.Detail = "dns: lookup of " + name + " through " + net.JoinHostPort(addr, strconv.Itoa(port)) + ": no network (--net none)"
+			rec.Detail = "dns: lookup of " + name + " through " + net.JoinHostPort(addr, strconv.Itoa(port)) + inside + ": no network (--net none)"
 		}
 	}
 	return rec, true
+}
+
+// servesDNS reports whether a socket of pid's network namespace has
+// local port 53 (UDP or TCP, any address): a resolver inside may answer.
+// A table it cannot read counts as served (no record).
+func servesDNS(pid int) bool {
+	for _, t := range []string{"udp", "udp6", "tcp", "tcp6"} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/" + t)
+		if err != nil {
+			return true
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) > 1 && strings.HasSuffix(f[1], ":0035") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // dnsQuestion is the name asked in a DNS query message (RFC 1035 4.1):

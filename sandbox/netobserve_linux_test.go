@@ -57,6 +57,8 @@ func TestNetRecord(t *testing.T) {
 		{"udp connect v6", "connect", 0, seccomp.NetCall{Dest: dst("[2001:db8::1]:53"), SockType: unix.SOCK_DGRAM}, "2001:db8::1"},
 		{"v4-mapped", "connect", 0, seccomp.NetCall{Dest: dst("[::ffff:192.0.2.1]:80"), SockType: unix.SOCK_STREAM}, "192.0.2.1"},
 		{"loopback", "connect", 0, seccomp.NetCall{Dest: dst("127.0.0.5:80"), SockType: unix.SOCK_STREAM}, ""},
+		{"loopback resolver, none inside", "connect", 0, seccomp.NetCall{Dest: dst("127.0.0.53:53"), SockType: unix.SOCK_DGRAM}, "127.0.0.53"},
+		{"loopback resolver, one inside", "connect", 0, seccomp.NetCall{Dest: dst("127.0.0.1:53"), SockType: unix.SOCK_DGRAM}, ""},
 		{"v6 loopback", "connect", 0, seccomp.NetCall{Dest: dst("[::1]:80"), SockType: unix.SOCK_STREAM}, ""},
 		{"mapped loopback", "connect", 0, seccomp.NetCall{Dest: dst("[::ffff:127.0.0.1]:80"), SockType: unix.SOCK_STREAM}, ""},
 		{"unspecified", "connect", 0, seccomp.NetCall{Dest: dst("0.0.0.0:80"), SockType: unix.SOCK_STREAM}, ""},
@@ -71,7 +73,10 @@ func TestNetRecord(t *testing.T) {
 		r := &seccomp.Request{PID: 1, Syscall: c.syscall}
 		r.Args[3] = c.flags
 		c.nc.Syscall = c.syscall
-		rec, ok := netRecord(r, &c.nc)
+		// A resolver runs inside on 127.0.0.1 only (the PID stands
+		// for the namespace here).
+		serves := func(int) bool { return c.nc.Dest.Addr() == netip.MustParseAddr("127.0.0.1") }
+		rec, ok := netRecord(r, &c.nc, serves)
 		if ok != (c.host != "") || rec.Host != c.host {
 			t.Errorf("%s: got %v %+v, want host %q", c.name, ok, rec, c.host)
 			continue

@@ -15,12 +15,12 @@ type NetCall struct {
 	// address, AF_UNSPEC).
 	Dest netip.AddrPort
 	// SockType is the socket's type (SOCK_STREAM, SOCK_DGRAM, ...), read
-	// only when Dest is not a loopback address (Reachable is false);
-	// 0 otherwise.
+	// only when Dest is not a loopback address (Reachable is false) or
+	// its port is 53 (DNS); 0 otherwise.
 	SockType int
 	// Payload is the start of the data a sendto sends, at most
-	// PayloadMax bytes, read only with Dest set and not reachable. A name
-	// lookup's question is there.
+	// PayloadMax bytes, read only when SockType is. A name lookup's
+	// question is there.
 	Payload []byte
 }
 
@@ -40,8 +40,9 @@ func Reachable(a netip.Addr) bool {
 // memory, which may change after it was read: the result is for the
 // record only, and the call must be answered Continue (the kernel then
 // decides on what it reads itself). Only a destination that is not
-// reachable (Reachable) costs more than one read: the socket's type (a
-// stream socket's send ignores the address) and the payload.
+// reachable (Reachable), or port 53, costs more than one read: the
+// socket's type (a stream socket's send ignores the address) and the
+// payload.
 func InspectNet(r *Request) (nc *NetCall, ok bool, err error) {
 	nc = &NetCall{Syscall: r.Syscall}
 	var payload func() []byte // sendto's data, read only when needed
@@ -62,7 +63,7 @@ func InspectNet(r *Request) (nc *NetCall, ok bool, err error) {
 	default:
 		return nil, false, nil
 	}
-	if !nc.Dest.IsValid() || Reachable(nc.Dest.Addr()) {
+	if !nc.Dest.IsValid() || (Reachable(nc.Dest.Addr()) && nc.Dest.Port() != 53) {
 		return nc, true, nil
 	}
 	nc.SockType = socketType(r)
