@@ -619,6 +619,14 @@ func (b *builder) process() error {
 		env = append(env, "SPAWN_WRAP_SHIM_ROOT=/tmp")
 		p.Notes = append(p.Notes, "preset node: SPAWN_WRAP_SHIM_ROOT=/tmp (nyc's shims go to the private /tmp, not HOME)")
 	}
+	if slices.Contains(m.presets, "node") && !hasEnv(env, "npm_config_update_notifier") && !hasEnv(env, "NPM_CONFIG_UPDATE_NOTIFIER") {
+		// npm looks up its registry for a newer npm on a fresh HOME,
+		// every day: a network attempt that no build needs, refused
+		// and recorded under --net none (failing --fail-on-violation)
+		// or by the proxy.
+		env = append(env, "npm_config_update_notifier=false")
+		p.Notes = append(p.Notes, "preset node: npm_config_update_notifier=false (npm does not look for a newer npm)")
+	}
 	p.Process.Env = env
 	if !in.DryRun {
 		// Last: nothing above can fail any more.

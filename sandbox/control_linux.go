@@ -86,10 +86,13 @@ type ctlSide struct {
 	col   *violations.Collector
 	unix  *seccomp.UnixAllow
 	files *fileObserver // --observe-files, or nil
-	notif *seccomp.Listener
-	proxy *netproxy.Proxy
-	pubs  []net.Listener
-	ctl   *net.UnixConn
+	// netNone: connects and sends are notified (--net none) and the
+	// ones to unreachable addresses recorded.
+	netNone bool
+	notif   *seccomp.Listener
+	proxy   *netproxy.Proxy
+	pubs    []net.Listener
+	ctl     *net.UnixConn
 	// dial: the published ports' dial socket (PID 1 is rawexec's
 	// reaper); nil without published ports.
 	dial   *net.UnixConn
@@ -112,7 +115,7 @@ type ctlSide struct {
 // setting is exit 125 with nothing run. With --control-fd it starts
 // reading network-list updates (to stderr go the bad lines).
 func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctlSide, error) {
-	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}, netNone: pl.Seccomp.ObserveNet}
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
 		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites, fi: seccomp.NewFileInspector()}
@@ -587,6 +590,21 @@ func (ns *ctlSide) doClose() {
 // answer decides one seccomp notification: a connect(2) under the Unix
 // socket allow-list, or a refused call, answered EPERM and recorded.
 func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
+	if ns.netNone {
+		// A connect or send naming a destination: the kernel decides
+		// (no route but loopback); the record says what was refused.
+		if nc, ok, err := seccomp.InspectNet(r); ok {
+			if err == nil {
+				if rec, refused := netRecord(r, nc, servesDNS); refused && r.Valid() {
+					rec.Exe = exeOf(r.PID)
+					ns.col.Add(rec)
+				}
+			}
+			if r.Syscall != "connect" || ns.unix == nil {
+				return seccomp.Response{Continue: true}
+			}
+		}
+	}
 	if r.Syscall == "connect" && ns.unix != nil {
 		resp, d := ns.unix.Connect(r)
 		if d != nil {

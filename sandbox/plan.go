@@ -137,6 +137,10 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		Notify:        !pl.Weaker,
 		ObserveWrites: p.ObserveFiles == "writes" || p.ObserveFiles == "all",
 		ObserveReads:  p.ObserveFiles == "reads" || p.ObserveFiles == "all",
+		// With no network (--net none) the namespace holds loopback
+		// alone: a connect or send to any other address fails, and the
+		// supervisor records it (netRecord).
+		ObserveNet: !pl.Weaker && !pl.HostNet && p.Network.Mode != "filtered",
 	}
 	if len(p.Network.AllowUnixSockets) > 0 && !p.Network.AllowAllUnixSockets {
 		if pl.Weaker {

@@ -393,6 +393,7 @@ func (l *launch) compileCommand() error {
 		// same rules without reporting: compiled here.
 		plainCfg := pl.Seccomp
 		plainCfg.Notify = false
+		plainCfg.ObserveNet = false // only reports: the kernel refuses alike
 		plain, plainErr := seccomp.Compile(plainCfg)
 		notifyOps(prog, l.sock, fprog, plain, plainErr, pl.Seccomp.UnixConnect)
 	} else {

@@ -69,6 +69,18 @@
 // and the handler answers Response{Errno: EPERM}. The notification API is
 // plain ioctls on the descriptor, cgo-free.
 //
+// # ObserveNet: destinations reported to the supervisor
+//
+// With Config.ObserveNet (for a network namespace with loopback alone)
+// every connect(2), and sendto(2) with a destination address, goes to the
+// supervisor; InspectNet reads the destination (and, when it is not a
+// loopback address, the socket's type and the start of the datagram, for
+// a DNS question), and the handler answers Continue: the kernel decides,
+// the supervisor only reports. sendmsg(2) and sendmmsg(2) are not
+// notified: their destination lies in memory, so each one would be, the
+// sandbox's own hand-over of the listener (made under this filter)
+// included.
+//
 // # UnixConnect: an allow-list of pathname Unix sockets
 //
 // With Config.UnixConnect the command may create AF_UNIX stream and

@@ -57,6 +57,9 @@ func compileFor(c Config, goarch string) (Program, error) {
 	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
 		return nil, errors.New("seccomp: observing file calls needs Notify (a supervisor that answers)")
 	}
+	if c.ObserveNet && !c.Notify {
+		return nil, errors.New("seccomp: observing network calls needs Notify (a supervisor that answers)")
+	}
 	// eperm is the action of every deny rule: EPERM from the kernel, or a
 	// user notification that the supervisor answers (Notify).
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
@@ -196,8 +199,18 @@ func compileFor(c Config, goarch string) (Program, error) {
 			}
 		}
 	}
-	if c.UnixConnect {
+	if c.UnixConnect || c.ObserveNet {
 		if err := rule("connect", libseccomp.ActNotify); err != nil {
+			return nil, err
+		}
+	}
+	if c.ObserveNet {
+		// sendto with a destination; a plain send(2) is sendto with a
+		// NULL one, not notified. sendmsg and sendmmsg are not: their
+		// destination is in memory, so every one would be notified,
+		// the sandbox's own hand-over of the listener (a sendmsg made
+		// under the filter it hands over) included.
+		if err := rule("sendto", libseccomp.ActNotify, cond(4, libseccomp.CompareNotEqual, 0)); err != nil {
 			return nil, err
 		}
 	}

@@ -68,6 +68,8 @@ var sysNames = map[uint32]map[int]string{
 		41:  "socket",
 		53:  "socketpair",
 		42:  "connect",
+		// Observed network calls (Config.ObserveNet).
+		44: "sendto",
 		// Observed file calls (Config.ObserveWrites, ObserveReads).
 		2:   "open",
 		257: "openat",
@@ -148,6 +150,8 @@ var sysNames = map[uint32]map[int]string{
 		198: "socket",
 		199: "socketpair",
 		203: "connect",
+		// Observed network calls (Config.ObserveNet).
+		206: "sendto",
 		// Observed file calls (Config.ObserveWrites, ObserveReads).
 		56:  "openat",
 		437: "openat2",

@@ -168,7 +168,7 @@ func TestEmbeddedFilters(t *testing.T) {
 		foreign := []uint32{auditArchI386, auditArchARM, auditArchRV64, auditArchX86_64, auditArchAArch64}
 		for _, c := range Configs() {
 			p, ok := table[c]
-			if (c.UnixConnect && c.AllowUnixSockets) || ((c.ObserveWrites || c.ObserveReads) && !c.Notify) {
+			if (c.UnixConnect && c.AllowUnixSockets) || ((c.ObserveWrites || c.ObserveReads || c.ObserveNet) && !c.Notify) {
 				if ok {
 					t.Errorf("%s %+v: a program for an invalid combination", goarch, c)
 				}
@@ -225,6 +225,11 @@ func TestEmbeddedFilters(t *testing.T) {
 			if c.AllowDatagram {
 				dgramWant = allow
 			}
+			// Network calls naming a destination (ObserveNet).
+			sendtoAddr := uint32(allow)
+			if c.ObserveNet {
+				connectWant, sendtoAddr = notify, notify
+			}
 			cases = append(cases,
 				tc{"socket", []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}, unixWant},
 				tc{"socket", []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC, 0}, unixWant},
@@ -234,6 +239,11 @@ func TestEmbeddedFilters(t *testing.T) {
 				tc{"connect", []uint64{3, 0, 16}, connectWant},
 				tc{"socket", []uint64{unix.AF_INET, unix.SOCK_DGRAM, 0}, dgramWant},
 				tc{"socket", []uint64{unix.AF_INET6, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK, 0}, dgramWant},
+				tc{"sendto", []uint64{3, 0x1000, 10, 0, 0, 0}, allow},
+				tc{"sendto", []uint64{3, 0x1000, 10, 0, 0x2000, 16}, sendtoAddr},
+				tc{"sendto", []uint64{3, 0x1000, 10, 0, 1 << 32, 16}, sendtoAddr},
+				tc{"sendmsg", []uint64{3, 0x1000, 0}, allow},
+				tc{"sendmmsg", []uint64{3, 0x1000, 2, 0}, allow},
 			)
 			// File calls: observed (notified, answered Continue) or allowed.
 			rd, wr, wrOnly := uint32(allow), uint32(allow), uint32(allow)

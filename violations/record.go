@@ -33,6 +33,11 @@ const (
 // the sandbox has no pseudo-terminals without allowPty (--allow-pty).
 const RuleAllowPty = "allowPty"
 
+// RuleNetNone is the rule of a connect or send refused under --net none
+// (network mode none): the sandbox has only its own loopback, so any
+// other destination is unreachable.
+const RuleNetNone = "net-none"
+
 // ActionDeny is the only action sbx reports today; Add fills it in when a
 // source leaves Action empty.
 const ActionDeny = "deny"

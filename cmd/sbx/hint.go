@@ -292,7 +292,7 @@ func describe(p *policy.Policy, r violations.Record) string {
 	case violations.KindLimit:
 		return limitCause(r)
 	case violations.KindNetwork:
-		return hostCause(r)
+		return hostCause(p, r)
 	case violations.KindFileWrite:
 		return fmt.Sprintf("%s (%s)", tilde(pathOf(r), p.Process.Home), allowFor(pathOf(r), p))
 	case violations.KindFileRead:
@@ -308,12 +308,20 @@ func describe(p *policy.Policy, r violations.Record) string {
 }
 
 // hostCause names a refused host and what would allow it.
-func hostCause(r violations.Record) string {
+func hostCause(p *policy.Policy, r violations.Record) string {
 	hp := r.Host
 	if r.Port != 0 {
 		hp = net.JoinHostPort(r.Host, strconv.Itoa(r.Port))
 	}
 	switch r.Rule {
+	case violations.RuleNetNone:
+		// No network at all: a name lookup whose name the record could
+		// not read names only the DNS server.
+		host := bracketed(r.Host)
+		if r.Port == 53 {
+			hp, host = "a name lookup through "+hp, "HOST"
+		}
+		return fmt.Sprintf("%s (no network: --allow-domain %s, or %s)", hp, host, registryFlag(p))
 	case "default-deny":
 		return fmt.Sprintf("%s (--allow-domain %s)", hp, bracketed(r.Host))
 	case "address-guard":
@@ -327,6 +335,27 @@ func hostCause(r violations.Record) string {
 	// Anything else is the deniedDomains entry (or the
 	// deniedResolvedAddresses range) that matched: no flag overrides it.
 	return fmt.Sprintf("%s (denied by %s)", hp, r.Rule)
+}
+
+// registryFlag is the --allow-registry a run's presets suggest
+// (--preset go: --allow-registry go), or the flag's general form.
+func registryFlag(p *policy.Policy) string {
+	var names []string
+	for _, src := range p.Sources {
+		for _, from := range strings.Split(src.From, "; ") {
+			if name, ok := strings.CutPrefix(from, "preset "); ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "--allow-registry NAME for a package registry"
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "--allow-registry " + n
+	}
+	return strings.Join(out, " or ")
 }
 
 // bracketed writes an IPv6 literal in brackets, as --allow-domain takes it.

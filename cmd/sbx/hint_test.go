@@ -124,6 +124,17 @@ func TestHintTable(t *testing.T) {
 			[]string{"after 5 refused writes: " + proj + "/.nyc_output (", "~/.npm/_logs", " and 2 more (see --violations)"}, nil},
 		{"a log file ranks below a read", base("all"), 1, recs{read(home + "/.ssh/id"), write("/var/log/tool.log")}, 0,
 			[]string{"after 1 refused read: ~/.ssh/id", "; 1 refused write: /var/log/tool.log"}, nil},
+		// No network: the hint names the flags that open one.
+		{"net none: an address", base(""), 1, recs{net("192.0.2.1", 443, violations.RuleNetNone)}, 0,
+			[]string{"1 refused host: 192.0.2.1:443 (no network: --allow-domain 192.0.2.1, or --allow-registry NAME for a package registry)"}, []string{"denied by", "read-only"}},
+		{"net none: a lookup whose name is unknown", base(""), 1, recs{net("10.0.0.2", 53, violations.RuleNetNone)}, 0,
+			[]string{"a name lookup through 10.0.0.2:53 (no network: --allow-domain HOST, or --allow-registry NAME"}, nil},
+		{"net none: a named lookup under a preset", func() *policy.Policy {
+			p := base("")
+			p.Sources = []policy.Source{{List: "allowWrite", Entry: home + "/go/pkg/mod", From: "preset go"}}
+			return p
+		}(), 1, recs{net("proxy.golang.org", 0, violations.RuleNetNone)}, 0,
+			[]string{"proxy.golang.org (no network: --allow-domain proxy.golang.org, or --allow-registry go)"}, []string{"NAME"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tap := newHintTap()

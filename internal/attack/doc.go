@@ -28,7 +28,8 @@
 // mounts go only over paths the caller passes and are undone; TIOCSTI
 // injects one printable byte and no newline; nothing touches the network
 // beyond creating sockets and connecting to a caller-named abstract socket
-// or address; the capture probes name only the device sbx0 (which exists
+// or address (netnone sends only from a namespace whose sole interface is
+// lo); the capture probes name only the device sbx0 (which exists
 // only inside an sbx sandbox) or lo in a user namespace of their own, and
 // a TUN device they make is a new one, gone when they close it.
 //
@@ -82,4 +83,8 @@
 //	filtered PROG [ARG...]     exec PROG under a seccomp filter that allows
 //	                           everything (what "Seccomp: 2" looks like to
 //	                           sbx doctor, as inside another sandbox)
+//	netnone ADDR NAME          TCP connect to ADDR:443, UDP connect to
+//	                           ADDR:53, UDP sendto of a DNS query for NAME
+//	                           to ADDR:53, the same to 127.0.0.1; only in a
+//	                           network namespace with lo alone (net_linux.go)
 package main

@@ -39,6 +39,9 @@ func need(args []string, n int) {
 func run(probe string, args []string) int {
 	switch probe {
 	case "noop":
+	case "netnone":
+		need(args, 2)
+		return netNone(args[0], args[1])
 	case "sleep":
 		need(args, 1)
 		d, err := strconv.ParseFloat(args[0], 64)
