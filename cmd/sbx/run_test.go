@@ -613,7 +613,7 @@ func TestRootAllowWriteOtherOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, d)
-	r := sh(t, runOpts{dir: d}, `echo ok > out && cat out && { echo x > .bashrc; } 2>/dev/null || echo protected`, "--allow-write", d)
+	r := sh(t, runOpts{dir: d}, `echo ok > out && cat out && { echo x > .mcp.json; } 2>/dev/null || echo protected`, "--allow-write", d)
 	wantCode(t, r, 0)
 	if r.stdout != "ok\nprotected\n" {
 		t.Fatalf("write in another user's directory: %s", r)
