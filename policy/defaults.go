@@ -69,6 +69,16 @@ var DefaultDenyRead = []string{
 	"/etc/ssh/ssh_host_ed25519_key",
 }
 
+// DefaultMaskedCopies are the entries of DefaultDenyRead that hold the
+// user's configuration besides secrets, and the format of each: where it
+// can (Filesystem.MaskedCopies), the sandbox shows a copy with the
+// secret values masked rather than hiding the file. ~/.netrc holds only
+// credentials and stays hidden whole.
+var DefaultMaskedCopies = map[string]string{
+	"~/.npmrc":  "npmrc",
+	"~/.pypirc": "pypirc",
+}
+
 // DefaultDeniedEnv lists environment variables removed before the command
 // starts unless kept with --pass-env. Entries may be globs (path.Match).
 var DefaultDeniedEnv = []string{

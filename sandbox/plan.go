@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,9 @@ type Plan struct {
 	awsHosts        [][]string
 	sigv4           credentials.SigV4Policy
 	credentialNotes []string
+	// configCopies are the MaskedCopies shown as masked copies, taken
+	// out of the denyRead the mount view and Landlock enforce.
+	configCopies []string
 	// saveWritable is the allowWrite path holding SaveChanges, if any:
 	// refused, as the command could write there.
 	saveWritable string
@@ -115,6 +119,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		return nil, err
 	}
 	pl.secrets, pl.credentialNotes = secrets, notes
+	maskConfigCopies(pl, p)
 	if p.Credentials != nil {
 		pl.injectHosts, pl.plainInject = p.Network.TrustedDomains, p.Credentials.AllowPlaintextInject
 		pl.awsPairs, pl.awsHosts = pairAWS(p, secrets)
@@ -158,6 +163,13 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 // enforcement computes the expensive part of the plan: the mount view, the
 // Landlock rules and the seccomp program.
 func (pl *Plan) enforcement(p *policy.Policy) error {
+	if len(pl.configCopies) > 0 {
+		// The masked copy is bound over the file: the view and
+		// Landlock let the command read what is at that path.
+		q := *p
+		q.Filesystem.DenyRead = slices.DeleteFunc(slices.Clone(p.Filesystem.DenyRead), func(d string) bool { return slices.Contains(pl.configCopies, d) })
+		p = &q
+	}
 	writable := landlock.WritableRoots(p)
 	pl.writable = writable
 	var err error
@@ -166,7 +178,11 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			return err
 		}
 		for _, f := range pl.maskedFiles {
-			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
+			why := f.why
+			if why == "" {
+				why = "credentials.files (masked)"
+			}
+			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: why})
 		}
 		pl.captureViewOps(p)
 		if _, ok := pl.Limits.uses("tmpSize"); ok {
