@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,9 +56,6 @@ type Plan struct {
 	awsHosts        [][]string
 	sigv4           credentials.SigV4Policy
 	credentialNotes []string
-	// configCopies are the MaskedCopies shown as masked copies, taken
-	// out of the denyRead the mount view and Landlock enforce.
-	configCopies []string
 	// saveWritable is the allowWrite path holding SaveChanges, if any:
 	// refused, as the command could write there.
 	saveWritable string
@@ -163,13 +159,6 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 // enforcement computes the expensive part of the plan: the mount view, the
 // Landlock rules and the seccomp program.
 func (pl *Plan) enforcement(p *policy.Policy) error {
-	if len(pl.configCopies) > 0 {
-		// The masked copy is bound over the file: the view and
-		// Landlock let the command read what is at that path.
-		q := *p
-		q.Filesystem.DenyRead = slices.DeleteFunc(slices.Clone(p.Filesystem.DenyRead), func(d string) bool { return slices.Contains(pl.configCopies, d) })
-		p = &q
-	}
 	writable := landlock.WritableRoots(p)
 	pl.writable = writable
 	var err error

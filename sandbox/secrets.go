@@ -113,10 +113,11 @@ const maxConfigCopy = 1 << 20
 // p.Filesystem.MaskedCopies (~/.npmrc, ~/.pypirc) in the supervisor and
 // makes its copy with the secret values masked (credentials.MaskConfig),
 // bound read-only over the file like a credentials.files copy, in the
-// run's own tmpfs, never on the host. The paths that get a copy are
-// recorded in pl.configCopies, which enforcement takes out of the mount
-// view's and Landlock's denyRead; a file that is missing, unreadable, not
-// a regular file, hard-linked or too large stays hidden whole. With --weaker-nested
+// run's own tmpfs, never on the host. The path stays in the denyRead the
+// mount view and Landlock enforce: the copy is bound on top of the mask,
+// so the real file is hidden under it. A file that is missing,
+// unreadable, not a regular file, hard-linked or too large stays hidden
+// whole. With --weaker-nested
 // nothing can be bound: every one stays hidden.
 func maskConfigCopies(pl *Plan, p *policy.Policy) {
 	if pl.Weaker {
@@ -138,7 +139,6 @@ func maskConfigCopies(pl *Plan, p *policy.Policy) {
 			continue
 		}
 		pl.maskedFiles = append(pl.maskedFiles, maskedFile{Path: c.Path, Content: credentials.MaskConfig(content, c.Format), why: "built-in mask: a copy with the secret values masked"})
-		pl.configCopies = append(pl.configCopies, c.Path)
 	}
 }
 
