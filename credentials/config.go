@@ -19,6 +19,9 @@ const (
 	// FormatPypirc is Python's configparser file (~/.pypirc): "key =
 	// value" or "key: value", indented lines continue a value.
 	FormatPypirc = "pypirc"
+	// FormatYarnrc is Yarn's YAML file (~/.yarnrc.yml): "key: value"
+	// lines, nested under npmScopes / npmRegistries.
+	FormatYarnrc = "yarnrc"
 )
 
 // secretKeys are, per format, the keys (lower case, after the last ':'
@@ -26,6 +29,7 @@ const (
 var secretKeys = map[string]map[string]bool{
 	FormatNpmrc:  {"_authtoken": true, "_auth": true, "_password": true, "password": true, "key": true, "token": true},
 	FormatPypirc: {"password": true, "token": true},
+	FormatYarnrc: {"npmauthtoken": true, "npmauthident": true, "npmpassword": true},
 }
 
 // MaskConfig returns a copy of content, a configuration file of the given
@@ -64,7 +68,7 @@ func maskLine(line, format string, keys map[string]bool) (string, bool) {
 		return pre + m, false
 	}
 	i := strings.IndexByte(line, '=')
-	if format == FormatPypirc {
+	if format == FormatPypirc || format == FormatYarnrc {
 		if j := strings.IndexByte(line, ':'); j >= 0 && (i < 0 || j < i) {
 			i = j
 		}

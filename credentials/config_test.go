@@ -58,3 +58,20 @@ func TestMaskConfigPypirc(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskConfigYarnrc: Yarn's tokens, at the top and under a registry,
+// are masked; the registry settings stay.
+func TestMaskConfigYarnrc(t *testing.T) {
+	in := "npmRegistryServer: \"http://127.0.0.1:1/\"\nnpmAuthToken: FAKE-YARN-TOKEN\nnpmRegistries:\n  \"//npm.example\":\n    npmAuthIdent: \"me:FAKE-IDENT\"\n    npmAlwaysAuth: true\nenableTelemetry: false\n"
+	got := string(MaskConfig([]byte(in), FormatYarnrc))
+	for _, secret := range []string{"FAKE-YARN-TOKEN", "FAKE-IDENT"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the copy holds %s:\n%s", secret, got)
+		}
+	}
+	for _, kept := range []string{"npmRegistryServer: \"http://127.0.0.1:1/\"\n", "  \"//npm.example\":\n", "    npmAlwaysAuth: true\n", "enableTelemetry: false\n", "npmAuthToken: SBX_MASKED\n"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("the copy lost %q:\n%s", kept, got)
+		}
+	}
+}

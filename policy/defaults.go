@@ -20,6 +20,7 @@ var DefaultDenyRead = []string{
 	"~/.git-credentials",
 	"~/.npmrc",
 	"~/.pypirc",
+	"~/.yarnrc.yml",
 	"~/.config/gh",
 	"~/.config/hub",
 	"~/.cargo/credentials",
@@ -75,8 +76,9 @@ var DefaultDenyRead = []string{
 // secret values masked rather than hiding the file. ~/.netrc holds only
 // credentials and stays hidden whole.
 var DefaultMaskedCopies = map[string]string{
-	"~/.npmrc":  "npmrc",
-	"~/.pypirc": "pypirc",
+	"~/.npmrc":      "npmrc",
+	"~/.pypirc":     "pypirc",
+	"~/.yarnrc.yml": "yarnrc",
 }
 
 // DefaultDeniedEnv lists environment variables removed before the command

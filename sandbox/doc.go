@@ -31,7 +31,7 @@
 // limits hit at the end, and removes the cgroup.
 //
 // Secrets (secrets.go): credentials' mask mode, and the built-in masked
-// copies (Filesystem.MaskedCopies: ~/.npmrc, ~/.pypirc), whose copies the
+// copies (Filesystem.MaskedCopies: ~/.npmrc, ~/.pypirc, ~/.yarnrc.yml), whose copies the
 // supervisor makes with credentials.MaskConfig and binds read-only over
 // the file from the run's own tmpfs.
 //

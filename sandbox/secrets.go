@@ -110,7 +110,7 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 const maxConfigCopy = 1 << 20
 
 // maskConfigCopies reads each built-in location of
-// p.Filesystem.MaskedCopies (~/.npmrc, ~/.pypirc) in the supervisor and
+// p.Filesystem.MaskedCopies (~/.npmrc, ~/.pypirc, ~/.yarnrc.yml) in the supervisor and
 // makes its copy with the secret values masked (credentials.MaskConfig),
 // bound read-only over the file like a credentials.files copy, in the
 // run's own tmpfs, never on the host. The path stays in the denyRead the

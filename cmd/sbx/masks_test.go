@@ -20,7 +20,7 @@ import (
 var (
 	pinnedDenyRead = []string{
 		"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
-		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.yarnrc.yml",
 		"~/.config/gh", "~/.config/hub", "~/.cargo/credentials", "~/.cargo/credentials.toml",
 		"~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
 		"~/.password-store", "~/.local/share/keyrings", "~/.config/op", "~/.claude/.credentials.json",
@@ -37,8 +37,9 @@ var (
 	// copies with their secret values masked, and the line a secret
 	// takes in each (planted with SECRET as its value).
 	pinnedCopies = map[string]string{
-		"~/.npmrc":  "//registry.npmjs.org/:_authToken=",
-		"~/.pypirc": "[pypi]\npassword = ",
+		"~/.npmrc":      "//registry.npmjs.org/:_authToken=",
+		"~/.pypirc":     "[pypi]\npassword = ",
+		"~/.yarnrc.yml": "npmAuthToken: ",
 	}
 	// pinnedDirs are the entries of pinnedDenyRead that are directories.
 	pinnedDirs = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
