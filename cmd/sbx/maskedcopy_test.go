@@ -84,6 +84,11 @@ func TestNpmrcMaskedCopyOnlyByDefault(t *testing.T) {
 	if strings.Contains(r.stdout, "registry=") || strings.Contains(r.stdout, "FAKE") {
 		t.Fatalf("--deny-read ~/.npmrc: want it hidden whole: %s", r)
 	}
+	// No mount view to bind a copy in: hidden whole.
+	r = sh(t, runOpts{dir: root, env: env}, `cat ~/.npmrc 2>/dev/null; echo END`, "--weaker-nested")
+	if strings.Contains(r.stdout, "registry=") || strings.Contains(r.stdout, "FAKE") || !strings.Contains(r.stdout, "END") {
+		t.Fatalf("--weaker-nested: want ~/.npmrc hidden whole: %s", r)
+	}
 	// A link to a credentials-only file: hidden whole, not masked as if
 	// it were npm's configuration.
 	os.Remove(npmrc)
