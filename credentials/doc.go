@@ -19,6 +19,9 @@
 //     mode "mask": extract (capture group 1 of a regular expression),
 //     onExtractNoMatch (warn, deny, error), decode "jwt" and maskClaims, and
 //     injectHosts (Secret.Hosts);
+//   - masking the secret values of a configuration file that holds more
+//     than secrets (MaskConfig: ~/.npmrc, ~/.pypirc, ~/.yarnrc.yml), with the fixed
+//     ConfigMasked, never injected;
 //   - putting real values back into requests (Injector.Rewrite), honouring
 //     injectHosts (or the caller's default hosts) and srt's
 //     credentials.allowPlaintextInject;

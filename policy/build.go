@@ -434,6 +434,9 @@ func (b *builder) denials() error {
 		}
 	}
 	p.Filesystem.DenyRead = dedupe(append(p.Filesystem.DenyRead, userDeny...))
+	if err := r.maskedCopies(p, userDeny, allowed, homes, in.Environ); err != nil {
+		return err
+	}
 	// The runtime --reads declared derives (the program, its #!
 	// interpreter) never re-opens a denied path: a script's own first line
 	// must not undo a credential mask.
@@ -891,6 +894,67 @@ func (r resolver) defaults(list []string, homes ...string) ([]string, error) {
 		out = append(out, got...)
 	}
 	return dedupe(out), nil
+}
+
+// maskedCopies lists in p.Filesystem.MaskedCopies the built-in masks of
+// DefaultMaskedCopies that only the defaults deny: not re-opened by an
+// allowRead, and not inside a denyRead of the user's or the managed
+// settings (those hide the file whole). The paths stay in DenyRead: the
+// real file is never readable; the sandbox decides whether it can show a
+// masked copy in its place.
+func (r resolver) maskedCopies(p *Policy, userDeny []string, allowed map[string]bool, homes, environ []string) error {
+	quiet := r
+	quiet.notes = nil // the full list's pass has said it already
+	// What the other built-in entries and the moved stores deny stays
+	// hidden whole, whatever name leads to it (~/.npmrc a link to
+	// ~/.netrc, NETRC=~/.npmrc).
+	var rest []string
+	for _, d := range DefaultDenyRead {
+		if _, ok := DefaultMaskedCopies[d]; !ok {
+			rest = append(rest, d)
+		}
+	}
+	others, err := quiet.defaults(rest, homes...)
+	if err != nil {
+		return err
+	}
+	for _, s := range movedStorePaths(environ) {
+		others = append(others, s)
+		if real, _, err := Resolve(s); err == nil {
+			others = append(others, real)
+		}
+	}
+	formats := map[string]string{}
+	var order []string
+	for d, format := range DefaultMaskedCopies {
+		got, err := quiet.defaults([]string{d}, homes...)
+		if err != nil {
+			return err
+		}
+		for _, g := range got {
+			if allowed[g] || WithinAny(g, userDeny) || WithinAny(g, others) || !slices.Contains(p.Filesystem.DenyRead, g) {
+				continue
+			}
+			// Another default around it (a denied parent) keeps it
+			// hidden whole.
+			if slices.ContainsFunc(p.Filesystem.DenyRead, func(o string) bool { return o != g && Within(g, o) }) {
+				continue
+			}
+			if f, dup := formats[g]; dup {
+				if f != format {
+					formats[g] = "" // two formats: every value masked
+				}
+				continue
+			}
+			formats[g] = format
+			order = append(order, g)
+		}
+	}
+	slices.Sort(order)
+	for _, g := range order {
+		p.Filesystem.MaskedCopies = append(p.Filesystem.MaskedCopies, MaskedCopy{Path: g, Format: formats[g]})
+	}
+	return nil
 }
 
 func (r resolver) note(s string) {

@@ -20,6 +20,7 @@ var DefaultDenyRead = []string{
 	"~/.git-credentials",
 	"~/.npmrc",
 	"~/.pypirc",
+	"~/.yarnrc.yml",
 	"~/.config/gh",
 	"~/.config/hub",
 	"~/.cargo/credentials",
@@ -67,6 +68,17 @@ var DefaultDenyRead = []string{
 	"/etc/ssh/ssh_host_rsa_key",
 	"/etc/ssh/ssh_host_ecdsa_key",
 	"/etc/ssh/ssh_host_ed25519_key",
+}
+
+// DefaultMaskedCopies are the entries of DefaultDenyRead that hold the
+// user's configuration besides secrets, and the format of each: where it
+// can (Filesystem.MaskedCopies), the sandbox shows a copy with the
+// secret values masked rather than hiding the file. ~/.netrc holds only
+// credentials and stays hidden whole.
+var DefaultMaskedCopies = map[string]string{
+	"~/.npmrc":      "npmrc",
+	"~/.pypirc":     "pypirc",
+	"~/.yarnrc.yml": "yarnrc",
 }
 
 // DefaultDeniedEnv lists environment variables removed before the command

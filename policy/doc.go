@@ -63,7 +63,10 @@
 //
 //   - Reads are allowed except under DenyRead; AllowRead re-opens paths
 //     inside a denied region. DefaultDenyRead lists credential locations
-//     denied unless an AllowRead names them.
+//     denied unless an AllowRead names them; of those, DefaultMaskedCopies
+//     (~/.npmrc, ~/.pypirc, ~/.yarnrc.yml) are listed in Filesystem.MaskedCopies when
+//     only the defaults deny them, for the sandbox to show a copy with
+//     the secret values masked.
 //   - Writes are denied except under AllowWrite and the sandbox's private
 //     /tmp; DenyWrite beats AllowWrite.
 //   - Inside writable places the ProtectedNames stay read-only (see

@@ -99,6 +99,13 @@ type Filesystem struct {
 	DenyRead   []string `json:"denyRead"`
 	AllowWrite []string `json:"allowWrite"`
 	DenyWrite  []string `json:"denyWrite"`
+	// MaskedCopies are the built-in credential locations of DenyRead
+	// that hold configuration besides secrets (DefaultMaskedCopies:
+	// ~/.npmrc, ~/.pypirc), denied only by default. Where a copy can be
+	// bound over the file (Linux, the full sandbox), the command sees a
+	// copy with the secret values masked instead of nothing; elsewhere
+	// the file stays hidden whole.
+	MaskedCopies []MaskedCopy `json:"maskedCopies,omitempty"`
 
 	// DiscardWrites are directories that look writable in the sandbox
 	// through an overlay whose upper layer is private to the run: what is
@@ -352,6 +359,13 @@ var lefthookMain = []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".
 
 // DefaultSearchDepth is srt's default mandatoryDenySearchDepth.
 const DefaultSearchDepth = 3
+
+// MaskedCopy is a file the command sees as a copy with its secret
+// values masked: Format names its syntax ("npmrc", "pypirc").
+type MaskedCopy struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+}
 
 // Credentials is srt's credentials section, validated.
 type Credentials struct {

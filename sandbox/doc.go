@@ -30,6 +30,11 @@
 // joins before it forks, sets the rlimits in the command, records the
 // limits hit at the end, and removes the cgroup.
 //
+// Secrets (secrets.go): credentials' mask mode, and the built-in masked
+// copies (Filesystem.MaskedCopies: ~/.npmrc, ~/.pypirc, ~/.yarnrc.yml), whose copies the
+// supervisor makes with credentials.MaskConfig and binds read-only over
+// the file from the run's own tmpfs.
+//
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child
 // subreaper that kills the command's whole process tree at the end.

@@ -115,6 +115,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		return nil, err
 	}
 	pl.secrets, pl.credentialNotes = secrets, notes
+	maskConfigCopies(pl, p)
 	if p.Credentials != nil {
 		pl.injectHosts, pl.plainInject = p.Network.TrustedDomains, p.Credentials.AllowPlaintextInject
 		pl.awsPairs, pl.awsHosts = pairAWS(p, secrets)
@@ -166,7 +167,11 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			return err
 		}
 		for _, f := range pl.maskedFiles {
-			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
+			why := f.why
+			if why == "" {
+				why = "credentials.files (masked)"
+			}
+			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: why})
 		}
 		pl.captureViewOps(p)
 		if _, ok := pl.Limits.uses("tmpSize"); ok {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -104,6 +105,43 @@ func maskSecrets(pl *Plan, p *policy.Policy) ([]credentials.Secret, []string, er
 	return secrets, notes, nil
 }
 
+// maxConfigCopy is the largest configuration file shown as a masked copy
+// (MaskedCopies); a larger one stays hidden whole.
+const maxConfigCopy = 1 << 20
+
+// maskConfigCopies reads each built-in location of
+// p.Filesystem.MaskedCopies (~/.npmrc, ~/.pypirc, ~/.yarnrc.yml) in the supervisor and
+// makes its copy with the secret values masked (credentials.MaskConfig),
+// bound read-only over the file like a credentials.files copy, in the
+// run's own tmpfs, never on the host. The path stays in the denyRead the
+// mount view and Landlock enforce: the copy is bound on top of the mask,
+// so the real file is hidden under it. A file that is missing,
+// unreadable, not a regular file, hard-linked or too large stays hidden
+// whole. With --weaker-nested
+// nothing can be bound: every one stays hidden.
+func maskConfigCopies(pl *Plan, p *policy.Policy) {
+	if pl.Weaker {
+		return
+	}
+	for _, c := range p.Filesystem.MaskedCopies {
+		if slices.ContainsFunc(pl.maskedFiles, func(f maskedFile) bool { return f.Path == c.Path }) {
+			continue // credentials.files masks it as it says
+		}
+		st, err := os.Stat(c.Path)
+		if err != nil || !st.Mode().IsRegular() || st.Size() > maxConfigCopy {
+			continue
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Nlink > 1 {
+			continue // another name of the same file would show it whole
+		}
+		content, err := os.ReadFile(c.Path)
+		if err != nil || len(content) > maxConfigCopy {
+			continue
+		}
+		pl.maskedFiles = append(pl.maskedFiles, maskedFile{Path: c.Path, Content: credentials.MaskConfig(content, c.Format), why: "built-in mask: a copy with the secret values masked"})
+	}
+}
+
 func unwrap(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		return pe.Err
@@ -116,6 +154,9 @@ func unwrap(err error) error {
 type maskedFile struct {
 	Path    string
 	Content []byte
+	// why is the mount's reason, for the plan ("" a credentials.files
+	// entry).
+	why string
 }
 
 // injector wires the proxy to the secrets: SigV4 requests of a masked AWS

@@ -20,7 +20,7 @@ import (
 var (
 	pinnedDenyRead = []string{
 		"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
-		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.yarnrc.yml",
 		"~/.config/gh", "~/.config/hub", "~/.cargo/credentials", "~/.cargo/credentials.toml",
 		"~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
 		"~/.password-store", "~/.local/share/keyrings", "~/.config/op", "~/.claude/.credentials.json",
@@ -32,6 +32,14 @@ var (
 		"~/.sqlite_history", "~/.rediscli_history", "~/.irb_history", "~/.lesshst",
 		"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers",
 		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+	}
+	// pinnedCopies are the entries of pinnedDenyRead the command sees as
+	// copies with their secret values masked, and the line a secret
+	// takes in each (planted with SECRET as its value).
+	pinnedCopies = map[string]string{
+		"~/.npmrc":      "//registry.npmjs.org/:_authToken=",
+		"~/.pypirc":     "[pypi]\npassword = ",
+		"~/.yarnrc.yml": "npmAuthToken: ",
 	}
 	// pinnedDirs are the entries of pinnedDenyRead that are directories.
 	pinnedDirs = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
@@ -111,6 +119,14 @@ func TestBuiltinMasksHoldForReal(t *testing.T) {
 	if !slices.Equal(policy.DefaultDenyRead, pinnedDenyRead) {
 		t.Fatalf("policy.DefaultDenyRead changed; pin it here:\n got %q\nwant %q", policy.DefaultDenyRead, pinnedDenyRead)
 	}
+	if len(policy.DefaultMaskedCopies) != len(pinnedCopies) {
+		t.Fatalf("policy.DefaultMaskedCopies changed; pin it here: got %q", policy.DefaultMaskedCopies)
+	}
+	for d := range pinnedCopies {
+		if _, ok := policy.DefaultMaskedCopies[d]; !ok {
+			t.Fatalf("policy.DefaultMaskedCopies lost %s", d)
+		}
+	}
 	if !slices.Equal(policy.DefaultDeniedEnv, pinnedDeniedEnv) {
 		t.Fatalf("policy.DefaultDeniedEnv changed; pin it here:\n got %q\nwant %q", policy.DefaultDeniedEnv, pinnedDeniedEnv)
 	}
@@ -137,9 +153,15 @@ func TestBuiltinMasksHoldForReal(t *testing.T) {
 		writeFile(t, p, "SECRET-"+p+"\n")
 		secrets = append(secrets, p)
 	}
+	var copies []string // masked copies: seen, their SECRET value not
 	for _, d := range pinnedDenyRead {
 		if rest, ok := strings.CutPrefix(d, "~/"); ok {
 			plant(filepath.Join(home, rest), slices.Contains(pinnedDirs, d))
+			if line, ok := pinnedCopies[d]; ok {
+				p := filepath.Join(home, rest)
+				writeFile(t, p, "visible-config=COPY-"+rest+"\n"+line+"SECRET-"+p+"\n")
+				copies = append(copies, "COPY-"+rest)
+			}
 		}
 	}
 	writeFile(t, filepath.Join(home, "visible.txt"), "VISIBLE-HOME\n")
@@ -186,6 +208,9 @@ func TestBuiltinMasksHoldForReal(t *testing.T) {
 	for _, s := range secrets {
 		fmt.Fprintf(&script, "grep -qs SECRET %s && echo READ %s\n", q(s), q(s))
 	}
+	for d := range pinnedCopies {
+		fmt.Fprintf(&script, "cat %s\n", q(filepath.Join(home, d[2:])))
+	}
 	script.WriteString("cat \"$HOME/visible.txt\"; env\n")
 
 	// The plan lists every mask.
@@ -216,6 +241,11 @@ func TestBuiltinMasksHoldForReal(t *testing.T) {
 	wantCode(t, r, 0)
 	if !strings.Contains(r.stdout, "VISIBLE-HOME") || !strings.Contains(r.stdout, "SBX_ORDINARY=ordinary-value") {
 		t.Fatalf("the probe sees nothing at all (it proves nothing): %s", r)
+	}
+	for _, c := range copies {
+		if !strings.Contains(r.stdout, c) {
+			t.Errorf("the masked copy's configuration line %s is not seen", c)
+		}
 	}
 	for _, line := range strings.Split(r.stdout, "\n") {
 		if strings.HasPrefix(line, "READ ") {
