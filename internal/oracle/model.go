@@ -499,7 +499,10 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		}
 		for _, name := range l.Presets {
 			if name == "go" {
-				for _, d := range []string{"tool/gocache", "tool/gomod", "tool/gopath/pkg/sumdb"} {
+				// The caches, and the go command's telemetry counters
+				// (created by sbx when missing: a previous run leaves
+				// them).
+				for _, d := range []string{"tool/gocache", "tool/gomod", "tool/gopath/pkg/sumdb", "home/.config/go/telemetry/local"} {
 					p := filepath.Join(env.T, d)
 					rawWrites = append(rawWrites, grant{lit: p, real: p, exists: true, managed: managed, what: "preset go " + d})
 				}
@@ -1035,12 +1038,12 @@ func (m *model) crossesOut(lit string) (link, target string) {
 // access answers one probe: ok, why, and whether the model knows.
 func (m *model) access(p Probe) (bool, string, bool) {
 	if p.Op == "chmod" {
-		real, ok := m.reach(p.Path)
-		switch {
-		case !ok:
-			return false, m.lastReach, true
-		case m.disabled:
+		if m.disabled {
 			return true, "filesystem.disabled", true
+		}
+		real, ok := m.reach(p.Path)
+		if !ok {
+			return false, m.lastReach, true
 		}
 		return m.writable(real, false)
 	}
