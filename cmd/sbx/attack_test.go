@@ -225,7 +225,9 @@ func TestAttackTIOCSTI(t *testing.T) {
 	want(t, r, "stdin_tty", "OK")
 	want(t, r, "tiocsti", "EPERM")
 	want(t, r, "tiocsti_high", "EPERM")
-	t.Logf("TIOCSCTTY inside sbx: %s", parseProbe(r.stdout)["tiocsctty"])
+	// The pty is the probe's controlling terminal, so the kernel's own
+	// check does not refuse TIOCSTI: the EPERM above is sbx's filter.
+	want(t, r, "tiocsctty", "OK")
 	if got := drain(t, m, 300*time.Millisecond); strings.ContainsAny(got, "ZY") {
 		t.Errorf("bytes were injected into the caller's terminal: %q\n%s", got, r)
 	}

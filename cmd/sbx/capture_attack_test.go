@@ -269,7 +269,16 @@ func TestAttackCaptureResolverFiles(t *testing.T) {
 	// points. (tamper only: it writes nothing and undoes a rename, so the
 	// host's files are safe even if the copies were missing.)
 	if unix.Access("/etc", unix.W_OK) != nil {
-		t.Log("/etc is not writable by this user: the --allow-write /etc case runs as root only")
+		// Another user: sbx refuses the grant (exit 125, one line) and
+		// runs nothing.
+		marker := filepath.Join(w, "ran")
+		r := sh(t, runOpts{dir: w}, "touch "+q(marker), append(append(probeDir(), "--allow-write", w, "--allow-write", "/etc"), flags...)...)
+		if r.code != 125 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("--allow-write /etc as a user who cannot write /etc: want exit 125 with one line: %s", r)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("--allow-write /etc as a user who cannot write /etc: the command ran: %s", r)
+		}
 	} else {
 		resolverFilesWritableEtc(t, w, spare, files, port, c, flags)
 	}
