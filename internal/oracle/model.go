@@ -1,7 +1,9 @@
 // Package oracle is sbx's policy oracle: a small reference model of the
 // documented policy semantics (README "Policy semantics", "Strict reads",
 // "Claude Code settings", and docs/policy-oracle.md "What the model says"), a seeded
-// generator of layered policies over a generated tree, a shrinker, and
+// generator of layered policies over a generated tree (with what an
+// earlier run leaves there: unreadable directories, paths longer than a
+// mount can name, a previous run's changes), a shrinker, and
 // (in the tests) one sbx run per case whose probe results are compared
 // with the model.
 //
