@@ -1462,3 +1462,105 @@ exit 0
 		})
 	}
 }
+
+// ciExample returns the inputs of docs/ci.md's GitHub Actions example
+// (its one-line `with: {key: value, …}`), keyed by input name.
+func ciExample(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\s+with: \{(.*)\}\s*$`)
+	m := re.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/ci.md: no `with: {…}` line in the GitHub Actions example")
+	}
+	key := regexp.MustCompile(`^([a-z-]+): (.*)$`)
+	in := map[string]string{}
+	last := ""
+	for _, part := range strings.Split(string(m[1]), ", ") {
+		if k := key.FindStringSubmatch(part); k != nil {
+			last = k[1]
+			in[last] = k[2]
+			continue
+		}
+		if last == "" {
+			t.Fatalf("docs/ci.md: cannot read the example's inputs %q", m[1])
+		}
+		in[last] += ", " + part
+	}
+	return in
+}
+
+// TestCIExampleNpm runs docs/ci.md's GitHub Actions example, inputs as
+// written, on a clean npm project whose tests pass (with a local
+// dependency, so nothing is fetched), from a fresh HOME outside /tmp (a
+// HOME under /tmp would be the sandbox's private /tmp, where npm's log
+// writes succeed). The step must exit 0 with no annotation: npm writes
+// ~/.npm/_logs on every run, so an example without the node preset fails
+// the passing project with 123.
+func TestCIExampleNpm(t *testing.T) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	in := ciExample(t)
+	if in["command"] != "npm test" {
+		t.Fatalf("docs/ci.md's example runs %q; this test builds an npm project for `npm test`", in["command"])
+	}
+	g := installSbx(t)
+	base, err := os.MkdirTemp("/var/tmp", "sbx-ci-example-")
+	if err != nil {
+		t.Skipf("no directory in /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	files := map[string]string{
+		"ws/package.json":       `{"name": "ci-demo", "version": "1.0.0", "private": true, "scripts": {"test": "node test.js"}, "dependencies": {"greet": "file:./greet"}}`,
+		"ws/test.js":            "const greet = require('greet');\nif (greet('ci') !== 'hello ci') { console.log('not ok 1'); process.exit(1); }\nconsole.log('ok 1 - greet');\n",
+		"ws/greet/package.json": `{"name": "greet", "version": "1.0.0", "main": "index.js"}`,
+		"ws/greet/index.js":     "module.exports = (who) => 'hello ' + who;\n",
+		"home/.keep":            "",
+	}
+	if s := in["settings"]; s != "" {
+		files["ws/"+s] = `{"filesystem": {"denyRead": ["~/.aws"]}, "network": {"allowedDomains": []}}`
+	}
+	for name, s := range files {
+		p := filepath.Join(base, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The install step, as a workflow runs it before the test step
+	// (outside the sandbox here); its cache goes elsewhere, so HOME
+	// stays as fresh as a new runner's.
+	install := exec.Command("npm", "install", "--offline", "--no-audit", "--no-fund", "--cache", filepath.Join(base, "install-cache"))
+	install.Dir = ws
+	install.Env = append(os.Environ(), "HOME="+filepath.Join(base, "install-home"))
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	inputs := map[string]string{"INPUT_COMMAND": in["command"], "INPUT_SETTINGS": in["settings"], "INPUT_ARGS": in["args"]}
+	if v, ok := in["fail-on-violation"]; ok {
+		inputs["INPUT_FAIL_ON_VIOLATION"] = v
+	}
+	env := append(g.env(inputs), "HOME="+home)
+	r := g.runEnv("run.sh", ws, env, true)
+	if r.code != 0 {
+		t.Fatalf("docs/ci.md's example with %v on a passing npm project: exit %d, want 0:\n%s", in, r.code, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "ok 1 - greet") {
+		t.Errorf("the project's test did not run:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "::warning") || strings.Contains(r.stdout, "::error") {
+		t.Errorf("annotations on a clean run:\n%s", r.stdout)
+	}
+	if o := outputs(t, g); o["exit-code"] != "0" || o["violations"] != "0" {
+		t.Errorf("outputs %v", o)
+	}
+}

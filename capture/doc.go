@@ -55,9 +55,9 @@
 // parent proxy, --ask-fd, and for port 443 credentials and TLS
 // termination; other ports are relayed opaquely), the same
 // violations (Proto "capture"). The upstream is always that name at that
-// port, never anything taken from the payload. A TLS ClientHello whose
-// server name differs from the name is refused with a violation (rule
-// sni-mismatch), before any byte goes upstream. A connection to an
+// port, never anything taken from the payload. The client's first bytes
+// pass netproxy's one TLS server-name check (rules sni-mismatch and
+// bad-client-hello), before any byte goes upstream. A connection to an
 // address sbx did not hand out is vetted as the IP literal it is: refused
 // unless an allowedDomains entry lists it.
 //
@@ -89,6 +89,16 @@
 // that is not the kernel's own IPv6 housekeeping (lazy_linux.go), so a
 // run without filtered networking, or one that never uses the network,
 // pays no memory for it.
+//
+// A captured connection's bytes wait in the supervisor's own memory (the
+// stack's send buffer, the relay's buffer), where on the CONNECT path
+// they wait in the kernel's sockets. So each connection starts with
+// small buffers (a 32 KiB send buffer, 16 KiB copies), reads from the
+// upstream only when the client side takes more, lets its copy buffer go
+// once it has waited 200 ms for its peer, and grows (up to 1 MiB each)
+// only while its client keeps up, out of a 64 MiB budget shared by all
+// connections (stack_linux.go). 600 captured connections whose clients
+// never read cost the supervisor about 70 MB in all, not 1.1 GB.
 //
 // # Platforms
 //

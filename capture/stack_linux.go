@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sbx-sh/sbx/netproxy"
@@ -80,7 +81,7 @@ func Serve(ctx context.Context, fd int, cfg Config) error {
 			return fmt.Errorf("capture: TCP option %T: %v", opt, e)
 		}
 	}
-	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), dev: link}
+	sv := &server{cfg: cfg, res: NewResolver(cfg.Names, cfg.Policy), dev: link, budget: newBudget(captureBudget)}
 	// Handlers first: the device delivers packets as soon as the NIC exists.
 	fwd := tcp.NewForwarder(s, 0, maxInFlight, sv.tcp)
 	s.SetTransportProtocolHandler(tcp.ProtocolNumber, fwd.HandlePacket)
@@ -172,6 +173,8 @@ type server struct {
 	mu      sync.Mutex
 	closing bool
 
+	budget *budget // what captured connections' buffers may grow by, together
+
 	refusedUDP  netproxy.OnceSet[netip.AddrPort] // one record per destination
 	refusedICMP netproxy.OnceSet[netip.Addr]
 }
@@ -210,28 +213,205 @@ func (sv *server) tcp(r *tcp.ForwarderRequest) {
 		return
 	}
 	r.Complete(false)
-	sv.cfg.Policy.ServeVetted(&tcpConn{gonet.NewTCPConn(&wq, ep)}, t)
+	sv.cfg.Policy.ServeVetted(newTCPConn(&wq, ep, sv.budget), t)
 }
 
-// tcpConn is a captured connection whose ReadFrom (what the proxy's relay
-// uses for the upstream's bytes) writes into the stack in chunks of up to
-// 1 MiB instead of io.Copy's 32 KiB: each Write into the stack has a
-// fixed cost (segmenting, waking its goroutines), and with 32 KiB a
-// download through the capture ran at 590-760 MB/s against 890-960 with
-// 256 KiB (curl -4 inside sbx, 500 MB, alternating runs) and about 1,140
-// with 1 MiB. A connection doubles its buffer only when a read fills the
-// one it has, so one that never moves bulk data holds 32 KiB as before.
-type tcpConn struct{ *gonet.TCPConn }
-
+// The buffers of a captured connection's download direction (upstream
+// to client), and the budget for all of them. A client that does not
+// read must not make the supervisor hold what it does not take: on the
+// CONNECT path those bytes wait in the kernel's socket buffers, outside
+// sbx; here gVisor's send buffer and the relay's buffer are sbx's own
+// memory (1.9 MB per stalled connection with gVisor's 1 MiB default and
+// a relay buffer grown to 1 MiB: 1.07 GB for 600).
+//
+// So each connection starts with a small send buffer (sendBufBase) and a
+// small relay buffer (copySmall), reads from the upstream only when the
+// client side can take more, and drops its relay buffer when it has
+// waited stallAfter for the client (the same for an idle client's bytes
+// the other way).
+// Only a connection that has moved growAfter bytes and whose client
+// keeps up doubles them, up to sendBufMax and copyLarge, and only with
+// bytes taken from the server's budget (captureBudget for all
+// connections together), given back when the connection ends (the relay
+// buffer's share as soon as it waits). A stalled connection costs about
+// sendBufBase + copySmall; the budget bounds everything above that.
+//
+// Why large buffers at all: each Write into the stack has a fixed cost
+// (segmenting, waking its goroutines); with 32 KiB copies a download
+// through the capture ran at 590-760 MB/s against 890-960 with 256 KiB
+// (curl -4 inside sbx, 500 MB, alternating runs) and about 1,140 with
+// 1 MiB.
 const (
-	copySmall = 32 << 10
-	copyLarge = 1 << 20
+	sendBufBase   = 32 << 10
+	sendBufMax    = 1 << 20
+	copySmall     = 16 << 10
+	copyLarge     = 1 << 20
+	growAfter     = 512 << 10
+	captureBudget = 64 << 20
 )
 
-func (c *tcpConn) ReadFrom(r io.Reader) (int64, error) {
-	buf := make([]byte, copySmall)
-	var total int64
+// budget is memory the connections may take beyond their base buffers.
+type budget struct{ left atomic.Int64 }
+
+func newBudget(n int64) *budget {
+	b := &budget{}
+	b.left.Store(n)
+	return b
+}
+
+// take reserves n bytes, or reports that they are not there.
+func (b *budget) take(n int64) bool {
 	for {
+		l := b.left.Load()
+		if l < n {
+			return false
+		}
+		if b.left.CompareAndSwap(l, l-n) {
+			return true
+		}
+	}
+}
+
+func (b *budget) give(n int64) { b.left.Add(n) }
+
+// tcpConn is a captured connection whose ReadFrom (what the proxy's relay
+// uses for the upstream's bytes) moves them into the stack under the
+// buffer rules above.
+type tcpConn struct {
+	*gonet.TCPConn
+	ep tcpip.Endpoint
+	wq *waiter.Queue
+	b  *budget
+}
+
+func newTCPConn(wq *waiter.Queue, ep tcpip.Endpoint, b *budget) *tcpConn {
+	// An explicit size also turns gVisor's send-buffer auto-tuning off,
+	// which would grow a stalled connection's buffer without a budget.
+	ep.SocketOptions().SetSendBufferSize(sendBufBase, true)
+	return &tcpConn{TCPConn: gonet.NewTCPConn(wq, ep), ep: ep, wq: wq, b: b}
+}
+
+const writeReady = waiter.WritableEvents | waiter.EventHUp | waiter.EventErr
+
+// writable reports whether the stack takes more bytes now (or the
+// connection is closed, in which case the next Write says so).
+func (c *tcpConn) writable() bool { return c.ep.Readiness(writeReady) != 0 }
+
+// stallAfter is how long a connection waits for its peer, holding its
+// buffer, before it counts as stalled and lets the buffer go: shorter
+// waits are flow control in a transfer that goes on.
+const stallAfter = 200 * time.Millisecond
+
+// wait waits until the endpoint is ready for one of mask, at most d (0:
+// no limit), and reports whether it is.
+func (c *tcpConn) wait(mask waiter.EventMask, d time.Duration) bool {
+	if c.ep.Readiness(mask) != 0 {
+		return true
+	}
+	e, ch := waiter.NewChannelEntry(mask)
+	c.wq.EventRegister(&e)
+	defer c.wq.EventUnregister(&e)
+	var limit <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		limit = t.C
+	}
+	tick := time.NewTicker(time.Second) // a missed wake-up costs a second, never a hang
+	defer tick.Stop()
+	for c.ep.Readiness(mask) == 0 {
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-limit:
+			return c.ep.Readiness(mask) != 0
+		}
+	}
+	return true
+}
+
+// smallBufs are the copySmall buffers both directions start with.
+var smallBufs = sync.Pool{New: func() any { return new([copySmall]byte) }}
+
+const readReady = waiter.ReadableEvents | waiter.EventHUp | waiter.EventErr
+
+// WriteTo (what the proxy's relay uses for the client's bytes) copies
+// them to w, holding a copySmall buffer only while bytes are there: an
+// idle client, or one the upstream does not read from, costs no buffer.
+func (c *tcpConn) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	var buf *[copySmall]byte
+	defer func() {
+		if buf != nil {
+			smallBufs.Put(buf)
+		}
+	}()
+	for {
+		if !c.wait(readReady, stallAfter) {
+			if buf != nil {
+				smallBufs.Put(buf)
+				buf = nil
+			}
+			c.wait(readReady, 0)
+		}
+		if buf == nil {
+			buf = smallBufs.Get().(*[copySmall]byte)
+		}
+		n, rerr := c.TCPConn.Read(buf[:])
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			total += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+			if m < n {
+				return total, io.ErrShortWrite
+			}
+		}
+		if rerr == io.EOF {
+			return total, nil
+		}
+		if rerr != nil {
+			return total, rerr
+		}
+	}
+}
+
+func (c *tcpConn) ReadFrom(r io.Reader) (int64, error) {
+	var total, granted int64
+	sndbuf, chunk := int64(sendBufBase), int64(copySmall)
+	defer func() { c.b.give(granted) }()
+	var buf []byte
+	var small *[copySmall]byte // buf, when it is a pooled small buffer
+	defer func() {
+		if small != nil {
+			smallBufs.Put(small)
+		}
+	}()
+	for {
+		if !c.wait(writeReady, stallAfter) {
+			// The client has stopped reading: hold no relay buffer, and
+			// give back its share of the budget, until it reads again.
+			if small != nil {
+				smallBufs.Put(small)
+				small = nil
+			}
+			buf = nil
+			if chunk > copySmall {
+				c.b.give(chunk - copySmall)
+				granted -= chunk - copySmall
+				chunk = copySmall
+			}
+			c.wait(writeReady, 0)
+		}
+		if buf == nil {
+			if chunk == copySmall {
+				small = smallBufs.Get().(*[copySmall]byte)
+				buf = small[:]
+			} else {
+				buf = make([]byte, chunk)
+			}
+		}
 		n, rerr := r.Read(buf)
 		if n > 0 {
 			w, werr := c.TCPConn.Write(buf[:n])
@@ -239,8 +419,22 @@ func (c *tcpConn) ReadFrom(r io.Reader) (int64, error) {
 			if werr != nil {
 				return total, werr
 			}
-			if n == len(buf) && len(buf) < copyLarge {
-				buf = make([]byte, 2*len(buf))
+			if n == len(buf) && total >= growAfter && c.writable() {
+				// Bulk data, and the client keeps up: double both.
+				if chunk < copyLarge && c.b.take(chunk) {
+					granted += chunk
+					chunk *= 2
+					if small != nil {
+						smallBufs.Put(small)
+						small = nil
+					}
+					buf = make([]byte, chunk)
+				}
+				if sndbuf < sendBufMax && c.b.take(sndbuf) {
+					granted += sndbuf
+					sndbuf *= 2
+					c.ep.SocketOptions().SetSendBufferSize(sndbuf, true)
+				}
 			}
 		}
 		if rerr == io.EOF {

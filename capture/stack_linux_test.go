@@ -597,3 +597,16 @@ func TestShutdownWhileDelivering(t *testing.T) {
 		t.Fatal("the stack was closed while the reader was delivering a packet")
 	}
 }
+
+// TestBudget: the connections' growth never takes more than the budget
+// holds, and what is given back can be taken again.
+func TestBudget(t *testing.T) {
+	b := newBudget(100)
+	if !b.take(60) || b.take(41) || !b.take(40) || b.take(1) {
+		t.Fatal("the budget gave more than it holds")
+	}
+	b.give(60)
+	if !b.take(60) {
+		t.Fatal("what was given back cannot be taken again")
+	}
+}

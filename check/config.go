@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/sbx-sh/sbx/internal/settingsfile"
 )
 
 // Rule names, as used in [Finding.Rule] and in the "rules" object of the
@@ -189,7 +190,7 @@ func FromSettings(data []byte) (Config, error) {
 
 // LoadFile reads a settings file and calls [FromSettings].
 func LoadFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := settingsfile.Read(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("reading settings file: %w", err)
 	}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDefault(t *testing.T) {
@@ -337,6 +339,27 @@ func TestDeniedIn(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("deniedIn(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// LoadFile (sbx check --settings) refuses a FIFO or /dev/zero at once,
+// as every settings reader does.
+func TestLoadFileNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := LoadFile(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: LoadFile blocked", p)
 		}
 	}
 }

@@ -22,6 +22,9 @@
 //   - putting real values back into requests (Injector.Rewrite), honouring
 //     injectHosts (or the caller's default hosts) and srt's
 //     credentials.allowPlaintextInject;
+//   - re-signing AWS SigV4 requests signed with a masked key pair
+//     (ResignSigV4), only for a request dated within MaxSigV4Skew of now
+//     whose credential scope names the same day;
 //   - never printing a real value: Secret and Injector redact it in every fmt
 //     verb and in JSON, and no error or note of this package contains one.
 //

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // AWS Signature Version 4 re-signing.
@@ -189,6 +190,9 @@ const (
 //
 // A header-signed request with a masked access key that is malformed (no
 // usable Credential, SignedHeaders or date) is Denied: it cannot be re-signed.
+// So is one dated more than MaxSigV4Skew from now, or whose credential
+// scope's date is not the day of its date: sbx signs only for the present,
+// so nothing it signs can be replayed later.
 //
 // The error is only for a failure reading the body; it, like Denied, never
 // contains a real value. r.Body then yields what was read and the error.
@@ -319,6 +323,9 @@ func resign(r *http.Request, pair *AWSPair, a sigv4Auth, pol SigV4Policy, maxBod
 	if !ok {
 		return ResignResult{Denied: "malformed SigV4 request with a masked AWS access key: no valid X-Amz-Date or Date header"}, nil
 	}
+	if denied := checkSigV4Date(amzDate, a.date, sigv4Now()); denied != "" {
+		return ResignResult{Denied: denied}, nil
+	}
 
 	if payloadHash == "" {
 		h, denied, err := hashBody(r, maxBody)
@@ -373,6 +380,34 @@ func safeToken(s string) string {
 		}
 	}
 	return s
+}
+
+// MaxSigV4Skew is how far a request's date may be from now for sbx to
+// re-sign it: AWS's own limit. A signature for another time would be
+// replayable long after the run (a request dated years ahead, signed with
+// the real key, and reflected back into the sandbox by the inject host).
+const MaxSigV4Skew = 15 * time.Minute
+
+// sigv4Now is the clock the date check reads (tests set it).
+var sigv4Now = time.Now
+
+// checkSigV4Date returns why a request dated amzDate (ISO 8601 basic),
+// whose credential scope names the day scopeDate (YYYYMMDD), may not be
+// re-signed at now, or "". The date must parse, be within MaxSigV4Skew
+// of now, and be on the scope's day.
+func checkSigV4Date(amzDate, scopeDate string, now time.Time) string {
+	t, err := time.Parse(amzDateFormat, amzDate)
+	if err != nil {
+		return "SigV4 request with a masked AWS access key: its date is not YYYYMMDDTHHMMSSZ; not re-signed"
+	}
+	if d := t.Sub(now); d > MaxSigV4Skew || d < -MaxSigV4Skew {
+		return fmt.Sprintf("SigV4 request with a masked AWS access key dated %s, more than %v from now (%s); not re-signed (check the sandbox's clock)",
+			t.Format(time.RFC3339), MaxSigV4Skew, now.UTC().Format(time.RFC3339))
+	}
+	if day := t.Format("20060102"); scopeDate != day {
+		return "SigV4 request with a masked AWS access key: its credential scope's date is not the day of its X-Amz-Date (" + day + "); not re-signed"
+	}
+	return ""
 }
 
 // requestTime returns the request's timestamp in ISO 8601 basic format:

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The credentials of AWS's SigV4 test suite (aws-sig-v4-test-suite, as kept
@@ -322,6 +324,7 @@ func TestSigV4S3DocExamples(t *testing.T) {
 // The S3 examples, signed by the sandbox with a sentinel secret, come out
 // of ResignSigV4 exactly as AWS's examples (the chunked one is denied).
 func TestSigV4S3DocExamplesThroughResign(t *testing.T) {
+	atSigV4Time(t, s3DocDate)
 	for _, v := range s3DocRequests(t) {
 		t.Run(v.name, func(t *testing.T) {
 			p := testPair(s3DocKey, s3DocSecret, "")
@@ -409,6 +412,7 @@ func TestSigV4Encoding(t *testing.T) {
 // session token), body hashed (no x-amz-content-sha256): re-signed exactly
 // as signing with the real keys would, token swapped, body intact.
 func TestResignSigV4EndToEnd(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, realToken)
 	body := "Action=GetCallerIdentity&Version=2011-06-15"
 	r, err := http.NewRequest("POST", "https://sts.us-east-1.amazonaws.com/", strings.NewReader(body))
@@ -459,6 +463,7 @@ func TestResignSigV4EndToEnd(t *testing.T) {
 // An S3 object key with spaces, '+', '$' and non-ASCII letters, encoded once
 // by the SDK: S3 signs that path as sent, not double-encoded.
 func TestResignSigV4S3Path(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, "")
 	key := "photos/my file ü+é$.txt"
 	path := "/bucket/" + uriEncode(key, false)
@@ -498,6 +503,7 @@ func TestResignSigV4S3Path(t *testing.T) {
 // The same path to a service that double-encodes; and a request whose SDK
 // used the other rule: ResignSigV4 finds the rule the sandbox used.
 func TestResignSigV4CanonicalVariants(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	for _, c := range []struct {
 		name, service string
 		o             canonOpts
@@ -554,6 +560,7 @@ func (c *countingBody) Close() error               { return nil }
 // trailer carry no signature) are re-signed from the headers alone; the
 // body is not read.
 func TestResignSigV4UnsignedPayload(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	for _, ph := range []string{unsignedPayload, streamingUnsignedTrailer} {
 		t.Run(ph, func(t *testing.T) {
 			p := testPair(realKey, realSecret, realToken)
@@ -584,6 +591,7 @@ func TestResignSigV4UnsignedPayload(t *testing.T) {
 }
 
 func TestResignSigV4BodyLimits(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, "")
 	mk := func(body string, knownLength bool) (*http.Request, *countingBody) {
 		r, _ := http.NewRequest("POST", "https://dynamodb.us-east-1.amazonaws.com/", nil)
@@ -646,6 +654,7 @@ func TestResignSigV4BodyLimits(t *testing.T) {
 // Only a Date header (no X-Amz-Date): the string to sign uses it in ISO 8601
 // basic format.
 func TestResignSigV4DateHeader(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, "")
 	r, _ := http.NewRequest("GET", "https://iam.amazonaws.com/?Action=ListUsers&Version=2010-05-08", nil)
 	r.Header.Set("Date", "Tue, 02 Jan 2024 03:04:05 GMT")
@@ -667,6 +676,7 @@ func snapshot(r *http.Request) string {
 }
 
 func TestResignSigV4Policies(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, realToken)
 	other := newSentinel() // a sentinel, but of no pair
 	streaming := func(key string) *http.Request {
@@ -752,6 +762,7 @@ func TestResignSigV4Policies(t *testing.T) {
 // Requests that are not SigV4 with a masked key are left alone; a masked
 // key in a malformed header is denied.
 func TestResignSigV4LeftAloneAndMalformed(t *testing.T) {
+	atSigV4Time(t, "20240102T030405Z")
 	p := testPair(realKey, realSecret, realToken)
 	mk := func(auth string) *http.Request {
 		r, _ := http.NewRequest("GET", "https://sqs.us-east-1.amazonaws.com/?Action=ListQueues", nil)
@@ -1584,4 +1595,83 @@ x-amz-date:20150830T123600Z
 content-length;content-type;host;x-amz-content-sha256;x-amz-date
 9095672bbd1f56dfc5b65f3e153adc8731a4a654192329106275f4c7b24d0b6e`,
 	},
+}
+
+// TestMain sets the date check's clock to the test suite's date.
+func TestMain(m *testing.M) {
+	sigv4Now = func() time.Time { return mustAmzTime(suiteDate) }
+	os.Exit(m.Run())
+}
+
+func mustAmzTime(s string) time.Time {
+	t, err := time.Parse(amzDateFormat, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// atSigV4Time sets the date check's clock to amzDate for one test.
+func atSigV4Time(t *testing.T, amzDate string) {
+	t.Helper()
+	old := sigv4Now
+	sigv4Now = func() time.Time { return mustAmzTime(amzDate) }
+	t.Cleanup(func() { sigv4Now = old })
+}
+
+// TestResignSigV4DateWindow: sbx signs only for the present. A request
+// dated more than 15 minutes from now (2030, or last year), or whose
+// credential scope names another day than its date, is refused and left
+// as it was, even when its own signature is right; within the window, at
+// either edge, it is re-signed.
+func TestResignSigV4DateWindow(t *testing.T) {
+	const now = "20240102T030405Z"
+	atSigV4Time(t, now)
+	p := testPair(realKey, realSecret, "")
+	req := func(date, scopeDay string) *http.Request {
+		r, _ := http.NewRequest("GET", "https://iam.amazonaws.com/?Action=ListUsers&Version=2010-05-08", nil)
+		r.Header.Set(hdrAmzDate, date)
+		signWith(t, r, p.AccessKeyIDSentinel, p.SecretSentinel, "us-east-1", "iam", "host;x-amz-date", canonOpts{normalize: true, encode: true})
+		if scopeDay != "" { // the sandbox signs with a scope of another day
+			auth := r.Header.Get("Authorization")
+			r.Header.Set("Authorization", strings.Replace(auth, "/"+date[:8]+"/", "/"+scopeDay+"/", 1))
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		name, date, scopeDay string
+		ok                   bool
+	}{
+		{"now", now, "", true},
+		{"15 minutes ahead", "20240102T031905Z", "", true},
+		{"15 minutes behind", "20240102T024905Z", "", true},
+		{"16 minutes ahead", "20240102T032005Z", "", false},
+		{"16 minutes behind", "20240102T024805Z", "", false},
+		{"2030", "20300101T000000Z", "", false},
+		{"a year ago", "20230102T030405Z", "", false},
+		{"scope of another day", now, "20300101", false},
+		{"scope a day early", now, "20240101", false},
+		{"not a date", "2024-01-02T03:04:05Z", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := req(tt.date, tt.scopeDay)
+			before := snapshot(r)
+			res, err := ResignSigV4(r, []AWSPair{p}, SigV4Policy{}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.ok {
+				if !res.Resigned || res.Denied != "" || !strings.Contains(r.Header.Get("Authorization"), realKey) {
+					t.Fatalf("want re-signed: %+v", res)
+				}
+				return
+			}
+			if res.Resigned || res.Denied == "" || snapshot(r) != before {
+				t.Fatalf("want refused and untouched: %+v\n%s", res, r.Header.Get("Authorization"))
+			}
+			if strings.Contains(res.Denied, realKey) || strings.Contains(res.Denied, realSecret) {
+				t.Fatalf("the reason names a real value: %s", res.Denied)
+			}
+		})
+	}
 }

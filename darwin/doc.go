@@ -65,7 +65,9 @@
 //	(protected)             (deny file-write* (regex "^/(.*/)?NAME(/.*)?$")) for .gitconfig
 //	                        .gitmodules .bashrc .bash_profile .zshrc .zprofile .profile
 //	                        .ripgreprc .mcp.json .vscode .idea .claude/commands
-//	                        .claude/agents .git/hooks, and .git/config
+//	                        .claude/agents .git/hooks, .git/config, and the hook
+//	                        managers', editors', mise's and package managers' files
+//	                        of docs/settings.md (files.go)
 //	AllowGitConfig          drops the .git/config rule (hooks stay protected)
 //	(protected parents)     .git and .claude: no unlink/rename; never a file or symlink
 //	                        (so a .git file cannot point git at other hooks)

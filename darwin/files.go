@@ -9,10 +9,19 @@ var (
 		".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc",
 		".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 		".zshenv", ".zlogin", ".zlogout", ".bash_login", ".bash_logout",
+		// What the host's tools run or load without asking (the Linux list,
+		// policy.ProtectedNames; Seatbelt denies them at any depth, missing
+		// ones too, as it has no stubs).
+		".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml",
+		".lefthook.yaml", "lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml",
+		".lefthook-local.yaml", ".envrc", "mise.toml", ".mise.toml", "mise.local.toml",
+		".mise.local.toml", ".tool-versions", ".npmrc", ".yarnrc.yml", ".yarnrc",
+		".pnpmfile.cjs", ".cargo/config.toml", ".cargo/config",
 	}
 	protectedDirs = []string{
 		".vscode", ".idea", ".claude", ".git/hooks",
 		".git/modules", ".git/worktrees",
+		".husky", ".lefthook", ".lefthook-local", ".zed", ".cursor", ".gemini",
 	}
 	gitConfig = ".git/config" // protected unless AllowGitConfig
 	// protectedParents are the directories between a writable directory and

@@ -367,8 +367,14 @@ func (h *host) diagnose() Diagnosis {
 	}
 	if !h.usernsOK {
 		h.noteSysctls()
+		// ENOSPC is the kernel's own count: user.max_user_namespaces (of
+		// this namespace or one above it) or the nesting depth of 32. No
+		// seccomp profile or LSM answers it (Docker's answers EPERM), so
+		// it decides before any sign of a container, which is no proof
+		// (a VM with a /.dockerenv, a sandbox nested in one).
+		limit := s.UsernsErrno == syscall.ENOSPC
 		switch {
-		case len(h.container) > 0 && h.seccompBPF:
+		case !limit && len(h.container) > 0 && h.seccompBPF:
 			return h.containerDiagnosis("container-seccomp")
 		case h.sysctl(pathMaxUserNS) == "0":
 			h.drop("user.max_user_namespaces")
@@ -378,6 +384,9 @@ func (h *host) diagnose() Diagnosis {
 				Evidence: []string{pathMaxUserNS + ": 0", h.probeEvidence()},
 				Fixes:    []Fix{h.sysctlSteps("allow user namespaces (now, and at every boot)", "user.max_user_namespaces", "15000")},
 			})
+		case limit:
+			// Not Debian's switch nor AppArmor (EPERM, EACCES).
+			return h.limitDiagnosis()
 		case !h.privileged && h.sysctl(pathUsernsClone) == "0":
 			h.drop("kernel.unprivileged_userns_clone")
 			return h.withWeaker(Diagnosis{
@@ -410,19 +419,6 @@ func (h *host) diagnose() Diagnosis {
 				Evidence: []string{pathStatus + ": Seccomp: 2 (a filter is on)", h.probeEvidence()},
 				Fixes: []Fix{{
 					Say: "run sbx outside that sandbox; in a systemd unit: RestrictNamespaces=no and a SystemCallFilter= that allows unshare, clone, mount, umount2, pivot_root and setns",
-				}},
-			})
-		case s.UsernsErrno == syscall.ENOSPC:
-			return h.withWeaker(Diagnosis{
-				ID:       "userns-limit",
-				Message:  "the user-namespace limit is reached (user.max_user_namespaces, or a nesting deeper than 32)" + h.errnoNote(),
-				Evidence: []string{pathMaxUserNS + ": " + h.sysctl(pathMaxUserNS), h.probeEvidence()},
-				Fixes: []Fix{{
-					Say: "raise the limit (this cannot lift the nesting limit)",
-					Commands: []string{
-						h.sudo + "sysctl -w user.max_user_namespaces=15000",
-						"echo 'user.max_user_namespaces = 15000' | " + h.sudo + "tee -a " + sysctlFile + " >/dev/null",
-					},
 				}},
 			})
 		}
@@ -465,6 +461,38 @@ func (h *host) diagnose() Diagnosis {
 		Message: "seccomp filters cannot be loaded, and sbx needs them in both modes",
 		Fixes:   []Fix{{Say: "a kernel with CONFIG_SECCOMP_FILTER=y"}},
 	}
+}
+
+// limitDiagnosis: the kernel refused the namespace for its count
+// (ENOSPC) while this namespace's user.max_user_namespaces is not 0: the
+// limit of a namespace above this one, the count reached, or a nesting
+// deeper than 32. In a nested user namespace, that is where to look.
+func (h *host) limitDiagnosis() Diagnosis {
+	msg := "the user-namespace limit is reached (user.max_user_namespaces, or a nesting deeper than 32)"
+	ev := []string{pathMaxUserNS + ": " + h.sysctl(pathMaxUserNS)}
+	if h.mapped > 0 {
+		msg = "this is a nested user namespace, and the kernel refuses another in it: the user-namespace limit of a namespace above it (user.max_user_namespaces there), or a nesting deeper than 32"
+		ev = append(ev, pathUIDMap+": "+strings.Join(strings.Fields(h.s.Files[pathUIDMap]), " ")+" (maps "+ids(h.mapped)+": a nested user namespace)")
+	}
+	fix := Fix{
+		Say: "raise the limit (this cannot lift the nesting limit)",
+		Commands: []string{
+			h.sudo + "sysctl -w user.max_user_namespaces=15000",
+			"echo 'user.max_user_namespaces = 15000' | " + h.sudo + "tee -a " + sysctlFile + " >/dev/null",
+		},
+	}
+	if h.mapped > 0 {
+		// This namespace's own value is not the one that refused (a new
+		// user namespace starts unlimited): the commands would change
+		// nothing here.
+		fix = Fix{Say: "raise user.max_user_namespaces where it is lowered: in the namespace that started this one (as bwrap --disable-userns and other sandboxes lower it), or on the host; a nesting deeper than 32 cannot be raised"}
+	}
+	return h.withWeaker(Diagnosis{
+		ID:       "userns-limit",
+		Message:  msg + h.errnoNote(),
+		Evidence: append(ev, h.probeEvidence()),
+		Fixes:    []Fix{fix},
+	})
 }
 
 // tunDevice is the TUN driver's clone device, which the capture opens.

@@ -151,6 +151,40 @@ func Probe() Report {
 // Snapshot takes this host's HostSnapshot: it reads SnapshotPaths and
 // runs the namespace, Landlock and seccomp probes.
 func Snapshot() HostSnapshot {
+	s := readSnapshot()
+	s.UsernsError, s.UsernsErrno, s.ProcErrno = probeNamespaces(s.Exe)
+	s.LandlockABI = landlock.ABI()
+	// As the capture opens it (sandbox.tunUsable): this user, read-write.
+	if f, err := os.OpenFile(tunDevice, os.O_RDWR, 0); err != nil {
+		s.TunError = err.Error()
+		errors.As(err, &s.TunErrno)
+	} else {
+		f.Close()
+	}
+	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
+	s.Seccomp = e == 0
+	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {
+		s.Seccomp = false
+	}
+	return s
+}
+
+// Explain is the diagnosis of a start that could not create its user
+// namespace with err (as the clone returned it): Diagnose over the files
+// Snapshot reads and err in place of the namespace probe's result, so
+// that the run's own message names the reason `sbx doctor` names.
+func Explain(err error) Diagnosis {
+	s := readSnapshot()
+	s.UsernsError = err.Error()
+	errors.As(err, &s.UsernsErrno)
+	s.LandlockABI = landlock.ABI()
+	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
+	s.Seccomp = e == 0
+	return Diagnose(s)
+}
+
+// readSnapshot is a HostSnapshot of the files and the executable only.
+func readSnapshot() HostSnapshot {
 	s := HostSnapshot{Files: map[string]string{}}
 	for _, p := range SnapshotPaths {
 		f, err := os.Open(p)
@@ -168,20 +202,6 @@ func Snapshot() HostSnapshot {
 			exe = real
 		}
 		s.Exe = exe
-	}
-	s.UsernsError, s.UsernsErrno, s.ProcErrno = probeNamespaces(s.Exe)
-	s.LandlockABI = landlock.ABI()
-	// As the capture opens it (sandbox.tunUsable): this user, read-write.
-	if f, err := os.OpenFile(tunDevice, os.O_RDWR, 0); err != nil {
-		s.TunError = err.Error()
-		errors.As(err, &s.TunErrno)
-	} else {
-		f.Close()
-	}
-	_, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0)
-	s.Seccomp = e == 0
-	if _, err := seccomp.Compile(seccomp.Config{}); err != nil {
-		s.Seccomp = false
 	}
 	return s
 }

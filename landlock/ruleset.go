@@ -164,8 +164,9 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 	for _, d := range deny {
 		steps = append(steps, step{d, false})
 	}
+	denied, writes := policy.NewPathSet(deny), policy.NewPathSet(writable)
 	for _, a := range allow {
-		if policy.WithinAny(a, deny) {
+		if denied.Deepest(a, true) != "" {
 			steps = append(steps, step{a, true})
 		}
 	}
@@ -186,7 +187,7 @@ func readRules(deny, allow, writable []string, weaker bool, notes *[]string) []R
 			continue
 		}
 		parent := filepath.Dir(d)
-		if !weaker && policy.WithinAny(parent, writable) {
+		if !weaker && writes.Deepest(parent, true) != "" {
 			*notes = append(*notes, "read-deny of "+d+" is enforced by the mount view only: its parent is writable")
 			continue
 		}

@@ -1,11 +1,8 @@
 package netproxy
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
-	"io"
 	"net"
 	"net/netip"
 	"time"
@@ -19,8 +16,8 @@ const (
 	ProtoDNS     = "dns"
 )
 
-// RuleSNIMismatch is Denial.Rule for a captured TLS connection whose
-// ClientHello names another host than the one the client resolved.
+// RuleSNIMismatch is Denial.Rule for a TLS connection whose ClientHello
+// names another host than the connection's target (checkSNI).
 const RuleSNIMismatch = "sni-mismatch"
 
 // DecideName is the resolver's question: may hostname be looked up at
@@ -202,9 +199,11 @@ func (p *Proxy) ServeCaptured(c net.Conn, hostname string, port int) {
 // CONNECT to the same name and port would be served (the same parent
 // proxy and, for port 443 only, TLS termination and credentials; the same
 // violations). The upstream is always that name at that port; nothing in
-// the payload can change it. If the client's first bytes are a TLS
-// ClientHello whose server name differs from the name, the connection is
-// refused (RuleSNIMismatch) before any of its bytes go upstream.
+// the payload can change it. The client's first flight passes the SNI
+// check every path applies (sniff): a ClientHello naming another host is
+// refused (RuleSNIMismatch), a handshake record that is no well-formed
+// ClientHello too (RuleBadClientHello), before any of its bytes go
+// upstream.
 // ServeVetted closes c and returns when the connection is done.
 func (p *Proxy) ServeVetted(c net.Conn, t *Captured) {
 	if !p.trackClient(c) {
@@ -222,17 +221,15 @@ func (p *Proxy) ServeVetted(c net.Conn, t *Captured) {
 		}
 	}()
 	hostname, port, targets := t.host, t.port, t.targets
-	host := hostname
-	if h, err := canon(hostname); err == nil {
-		host = h.name
-	}
 	if p.terminates(hostname, port) {
 		// Terminated as a CONNECT to name:443 would be.
 		_ = c.SetReadDeadline(time.Now().Add(p.lim.readHeader))
-		early, d := p.sniff(c, host, port)
+		early, d, err := p.sniff(ProtoCapture, c, hostname, port, nil)
 		_ = c.SetReadDeadline(noDeadline)
 		if d != nil {
 			p.report(*d)
+		}
+		if d != nil || err != nil {
 			return
 		}
 		p.terminate(c, early, hostname, port, targets)
@@ -243,102 +240,5 @@ func (p *Proxy) ServeVetted(c net.Conn, t *Captured) {
 		return
 	}
 	defer p.untrackUpstream(upstream)
-	// The server may speak first (SSH, SMTP, databases): relay its bytes
-	// while the client's first flight is inspected.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		relay(c, upstream)
-	}()
-	early, d := p.sniff(c, host, port)
-	if d != nil {
-		p.report(*d)
-		_ = upstream.Close()
-		_ = c.Close()
-		<-done
-		return
-	}
-	if len(early) > 0 {
-		if _, err := upstream.Write(early); err != nil {
-			_ = upstream.Close()
-			_ = c.Close()
-			<-done
-			return
-		}
-	}
-	relay(upstream, c)
-	<-done
-	_ = c.Close()
-	_ = upstream.Close()
+	p.sniffTunnel(ProtoCapture, c, upstream, hostname, port, nil)
 }
-
-// sniff reads the client's first bytes. When they start a TLS handshake
-// record it reads the whole ClientHello and compares its server name with
-// host: a different name is refused (no fronting through an allowed name);
-// no server name is accepted (a client that dialled an address). It
-// returns every byte read, to be sent on first.
-func (p *Proxy) sniff(c net.Conn, host string, port int) ([]byte, *Denial) {
-	first := make([]byte, 4096)
-	n, _ := c.Read(first)
-	if n == 0 {
-		return nil, nil
-	}
-	first = first[:n]
-	if first[0] != 0x16 { // not a TLS handshake record
-		return first, nil
-	}
-	// Replay the bytes read, then read on, keeping everything after them.
-	seen := bytes.NewBuffer(first)
-	sni, ok := clientHelloServerName(&prefixConn{Conn: recordingConn{c, seen}, prefix: first}, p.lim.readHeader)
-	early := seen.Bytes()
-	if !ok || sni == "" {
-		return early, nil
-	}
-	s, err := canon(sni)
-	if err == nil && s.name == host {
-		return early, nil
-	}
-	return nil, &Denial{Proto: ProtoCapture, Host: host, Port: port, Rule: RuleSNIMismatch,
-		Reason: "TLS server name " + quote(truncate(sni)) + " differs from the name the client resolved, " + quote(host)}
-}
-
-var errSniffed = errors.New("sniffed")
-
-// clientHelloServerName lets crypto/tls parse the ClientHello from c (so
-// no hand-written parser sees hostile bytes) and stops the handshake
-// before anything is written back. ok is false when c did not carry a
-// complete ClientHello within timeout.
-func clientHelloServerName(c net.Conn, timeout time.Duration) (sni string, ok bool) {
-	_ = c.SetReadDeadline(time.Now().Add(timeout))
-	defer c.SetReadDeadline(noDeadline)
-	tc := tls.Server(noWriteConn{c}, &tls.Config{
-		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-			sni, ok = h.ServerName, true
-			return nil, errSniffed
-		},
-	})
-	_ = tc.Handshake()
-	return sni, ok
-}
-
-// recordingConn keeps in buf everything read from the connection.
-type recordingConn struct {
-	net.Conn
-	buf *bytes.Buffer
-}
-
-func (r recordingConn) Read(b []byte) (int, error) {
-	if r.buf.Len() > 64<<10 {
-		return 0, io.ErrShortBuffer // no ClientHello is this long
-	}
-	n, err := r.Conn.Read(b)
-	r.buf.Write(b[:n])
-	return n, err
-}
-
-// noWriteConn drops the sniffing handshake's alert: nothing reaches the
-// client but what the upstream sends.
-type noWriteConn struct{ net.Conn }
-
-func (noWriteConn) Write(b []byte) (int, error) { return len(b), nil }
-func (noWriteConn) Close() error                { return nil }

@@ -50,7 +50,9 @@
 // ::), multicast (224.0.0.0/4, ff00::/8), reserved
 // (240.0.0.0/4, the IPv4-compatible ::/96, 64:ff9b:1::/48), NAT64
 // (64:ff9b::/96) and 6to4 (2002::/16) forms of any of those, and the
-// host's own interface addresses (cached for 5 s). IPv4-mapped addresses
+// host's own interface addresses (cached for 5 s); the ranges are
+// internal/hostaddr's table, which policy also reads to refuse such
+// addresses in untrusted settings files. IPv4-mapped addresses
 // are judged as IPv4. An address is nevertheless allowed when an allow
 // entry names it literally (with a matching port, if the entry has one),
 // and loopback is allowed when the entry that allowed the name is
@@ -108,6 +110,18 @@
 // refusal, on either protocol, is also passed to Config.OnDeny as a
 // [Denial]. A lookup or connection failure is not a refusal: 502 over
 // HTTP, without the header and without OnDeny.
+//
+// TLS server names: every path (CONNECT, SOCKS5, captured connections;
+// opaque or terminated) reads the client's first bytes before any go
+// upstream. Bytes that start a TLS handshake record must be a well-formed
+// ClientHello (else [RuleBadClientHello]), read by a parser that holds it
+// to a TLS server's rules (exact lengths, no repeated extension, one
+// host_name); its server name, canonicalised as a destination is, must
+// be the target ([RuleSNIMismatch]), or, when the target is an IP
+// literal, a name the lists allow at that port on its own. No server name
+// passes. The outer name of an Encrypted Client Hello is all that can be
+// checked, and a connection reused for another name after its handshake
+// (HTTP/2 coalescing) is seen only under termination.
 //
 // Tunnels (CONNECT and SOCKS) copy with io.Copy between the raw
 // connections, which splices on Linux when both are *net.TCPConn (the

@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 type connKey struct{}
@@ -124,6 +127,15 @@ func (p *Proxy) handleConnect(w http.ResponseWriter, r *http.Request, cc *client
 			b, _ := brw.Reader.Peek(n)
 			early = append([]byte(nil), b...)
 		}
+		_ = client.SetReadDeadline(time.Now().Add(p.lim.readHeader))
+		early, d, err := p.sniff("connect", client, hostname, port, early)
+		_ = client.SetReadDeadline(noDeadline)
+		if d != nil {
+			p.report(*d)
+		}
+		if d != nil || err != nil {
+			return
+		}
 		p.terminate(client, early, hostname, port, targets)
 		return
 	}
@@ -145,14 +157,12 @@ func (p *Proxy) handleConnect(w http.ResponseWriter, r *http.Request, cc *client
 		_ = upstream.Close()
 		return
 	}
+	var early []byte
 	if n := brw.Reader.Buffered(); n > 0 {
-		early, _ := brw.Reader.Peek(n) // bytes the client sent before our 200
-		if _, err := upstream.Write(early); err != nil {
-			_ = upstream.Close()
-			return
-		}
+		b, _ := brw.Reader.Peek(n) // bytes the client sent before our 200
+		early = append([]byte(nil), b...)
 	}
-	p.tunnel(client, upstream)
+	p.sniffTunnel("connect", client, upstream, hostname, port, early)
 }
 
 type vettedKey struct{}
@@ -241,7 +251,7 @@ func splitTarget(hostport string) (string, int, error) {
 	if ps == "" {
 		return h, 0, nil
 	}
-	port, err := parsePort(ps)
+	port, err := hostaddr.ParsePort(ps)
 	if err != nil {
 		return "", 0, fmt.Errorf("target %q: %w", truncate(hostport), err)
 	}

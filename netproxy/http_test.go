@@ -34,7 +34,10 @@ func TestConnectTLS(t *testing.T) {
 
 	base := srv.Client().Transport.(*http.Transport)
 	c := proxiedClient(e, base)
-	c.Transport.(*http.Transport).TLSClientConfig.ServerName = "example.com" // in the test certificate
+	// The server name must be the CONNECT target's (the SNI check); the
+	// test certificate does not name it.
+	c.Transport.(*http.Transport).TLSClientConfig.ServerName = "allowed.test"
+	c.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
 	defer c.CloseIdleConnections()
 	resp, err := c.Get(fmt.Sprintf("https://allowed.test:%d/tls", port))
 	if err != nil {

@@ -2,10 +2,11 @@ package netproxy
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 // pattern is one parsed allowedDomains / deniedDomains entry.
@@ -65,7 +66,7 @@ func parsePattern(raw string, deny bool) (*pattern, error) {
 		}
 		return &pattern{raw: raw, any: true}, nil
 	}
-	hostPart, port, err := splitPatternPort(raw)
+	hostPart, port, err := hostaddr.SplitEntry(raw)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -91,47 +92,6 @@ func parsePattern(raw string, deny bool) (*pattern, error) {
 		}
 	}
 	return p, nil
-}
-
-// splitPatternPort splits "host", "host:port", "[v6]", "[v6]:port" and a
-// bare IPv6 address (no port).
-func splitPatternPort(s string) (string, int, error) {
-	if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return "", 0, fmt.Errorf("missing \"]\" after an IPv6 address")
-		}
-		hostPart, rest := s[:end+1], s[end+1:]
-		if rest == "" {
-			return hostPart, 0, nil
-		}
-		if !strings.HasPrefix(rest, ":") {
-			return "", 0, fmt.Errorf("unexpected %q after \"]\"", rest)
-		}
-		port, err := parsePort(rest[1:])
-		return hostPart, port, err
-	}
-	switch strings.Count(s, ":") {
-	case 0:
-		return s, 0, nil
-	case 1:
-		hostPart, portText, _ := strings.Cut(s, ":")
-		port, err := parsePort(portText)
-		return hostPart, port, err
-	default:
-		return s, 0, nil // a bare IPv6 address; canon validates it
-	}
-}
-
-func parsePort(s string) (int, error) {
-	if s == "" || len(s) > 5 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
-	}
-	return n, nil
 }
 
 // isPublicSuffix reports whether name is a public suffix (com, co.uk,

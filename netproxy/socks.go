@@ -103,7 +103,7 @@ func (p *Proxy) serveSOCKSConn(cc *clientConn) {
 		_ = upstream.Close()
 		return
 	}
-	p.tunnel(c, upstream)
+	p.sniffTunnel("socks5", c, upstream, hostname, port, nil)
 }
 
 // socksHandshake reads the greeting, accepts "no authentication" and reads

@@ -8,11 +8,10 @@ import (
 
 var noDeadline time.Time
 
-// tunnel relays bytes between client and upstream until both directions
-// are done, then closes both. A clean EOF in one direction is passed on
-// with CloseWrite (half-close); an error in either direction closes both.
-// With two *net.TCPConn, io.Copy uses splice(2) on Linux: callers must pass
-// the raw connections, not wrappers.
+// The opaque tunnels (sniffTunnel) relay with relay below: an EOF in one
+// direction is passed on with CloseWrite (half-close); an error in either
+// direction closes both. With two *net.TCPConn, io.Copy uses splice(2) on
+// Linux: callers must pass the raw connections, not wrappers.
 //
 // Measured (bench/netcompare, 2 vCPUs): the relay copies no bytes, moving
 // up to 1 MiB per splice, and about three quarters of its CPU time is the
@@ -20,14 +19,6 @@ var noDeadline time.Time
 // (splice waiting in poll(2) outside the netpoller), GOMAXPROCS=1 and 4 MiB
 // socket buffers all came out the same, within noise, as a bare
 // 20-line io.Copy relay with no sandbox.
-func (p *Proxy) tunnel(client, upstream net.Conn) {
-	if !p.trackUpstream(upstream) {
-		_ = upstream.Close()
-		return
-	}
-	defer p.untrackUpstream(upstream)
-	Pipe(client, upstream)
-}
 
 // Pipe relays bytes between a and b until both directions are done, then
 // closes both, by tunnel's rules: a clean EOF is passed on with

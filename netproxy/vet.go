@@ -7,8 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 // Resolver looks names up; *net.Resolver satisfies it.
@@ -34,9 +35,7 @@ var localhostAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustPa
 // ends in ".localhost": RFC 6761 §6.3 reserves these for loopback, and sbx
 // resolves them to 127.0.0.1 and ::1 itself, without asking any resolver,
 // so such a name never leaves the machine.
-func IsLocalhostName(name string) bool {
-	return name == "localhost" || strings.HasSuffix(name, ".localhost")
-}
+func IsLocalhostName(name string) bool { return hostaddr.IsLocalhostName(name) }
 
 // vet decides hostname:port and, when allowed, resolves the name once and
 // returns the addresses that pass the guard, in resolver order. A non-nil

@@ -29,9 +29,10 @@ import (
 // root needs, or gets, a stub.
 func denyWriteOps(denyWrite, takesWrites, readOnly []string) []Op {
 	var ops []Op
+	roots, ro := policy.NewPathSet(takesWrites), policy.NewPathSet(readOnly)
 	for _, d := range denyWrite {
-		root := deepestRoot(d, takesWrites)
-		if root == "" || root == d || insideOther(d, root, readOnly) {
+		root := roots.Deepest(d, true)
+		if root == "" || root == d || insideOther(d, root, ro) {
 			continue
 		}
 		at, dir, ok := firstMissing(root, d)
@@ -93,11 +94,17 @@ func firstMissing(root, p string) (at string, dir, ok bool) {
 
 // insideOther reports whether p lies strictly inside one of paths that
 // lies inside root (a read-only bind above root is overridden by root's).
-func insideOther(p, root string, paths []string) bool {
-	for _, q := range paths {
-		if q != p && q != root && policy.Within(p, q) && policy.Within(q, root) {
-			return true
+func insideOther(p, root string, paths policy.PathSet) bool {
+	inside := false
+	policy.Up(p, func(q string) bool {
+		if q == root {
+			return false
 		}
-	}
-	return false
+		if q != p && paths.Has(q) {
+			inside = true
+			return false
+		}
+		return true
+	})
+	return inside && policy.Within(p, root)
 }

@@ -11,7 +11,10 @@
 //     nosuid in one mount_setattr(AT_RECURSIVE) call;
 //  2. a fresh /proc (only the sandbox's pids), a minimal /dev (null zero
 //     full random urandom tty, shm, and a private devpts with ptmx only
-//     when ptys are allowed) and a private tmpfs /tmp are mounted;
+//     when ptys are allowed) and a private /tmp are mounted: /tmp and
+//     /dev/shm are directories of one tmpfs, which also holds the discard
+//     overlays' upper layers, so that its size= (MountPlan.TmpSize)
+//     bounds them together;
 //  3. the plan's ops are applied, shallowest path first: writable roots
 //     bound read-write; denied-read paths masked with an empty mode-000
 //     tmpfs (directories) or file; paths re-allowed inside a mask bound
@@ -19,7 +22,12 @@
 //     directories between a writable root and a protected name bound onto
 //     themselves ("pinned") so that renaming a parent fails with EBUSY
 //     instead of carrying the protection away; missing protected names
-//     stubbed (see stub); a directory the protected-name search could
+//     stubbed (see stub), only where they act (policy.Protected.Stub:
+//     HOME, a repository root, the working directory), so a writable
+//     directory that is none of those sees no placeholder; the directory
+//     that core.hooksPath names is protected like .git/hooks
+//     (hookspath.go);
+//     a directory the protected-name search could
 //     not read bound read-only whole (see dirInfo);
 //  4. pivot_root into the staging root and detach the old root.
 //

@@ -78,6 +78,11 @@ type MountPlan struct {
 	// /dev and /tmp. Directories on the way to a bound path are created
 	// in it, mode 0555, listing only that way.
 	EmptyRoot bool `json:"emptyRoot,omitempty"`
+	// TmpSize bounds, in bytes, the one tmpfs that holds the sandbox's
+	// /tmp, /dev/shm and the discard overlays' upper layers, so that
+	// together they take at most that much (limits.tmpSize); 0 leaves
+	// it at the kernel's default, half the RAM.
+	TmpSize int64 `json:"tmpSize,omitempty"`
 }
 
 // HostInode reports whether p (absolute, clean) names the same inode in
@@ -113,7 +118,8 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	add := func(kind, path string, dir bool, why string) {
 		plan.Ops = append(plan.Ops, Op{Kind: kind, Path: path, Dir: dir, Why: why})
 	}
-	inWritable := func(path string) bool { return policy.WithinAny(path, writable) }
+	writableSet := policy.NewPathSet(writable)
+	inWritable := func(path string) bool { return writableSet.Deepest(path, true) != "" }
 	names := policy.ProtectedNames(fs.AllowGitConfig)
 	for _, d := range fs.DenyRead {
 		if d == "/" {
@@ -130,34 +136,42 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 		add(OpOverlay, d, true, "discardWrites")
 	}
 	takesWrites := append(append([]string(nil), writable...), fs.DiscardWrites...)
+	hid, takes := newHider(fs.DenyRead, fs.AllowRead, takesWrites), policy.NewPathSet(takesWrites)
+	denied, noWrite := policy.NewPathSet(fs.DenyRead), policy.NewPathSet(fs.DenyWrite)
 	for _, d := range fs.DenyWrite {
 		// A denied-write path that is also hidden stays hidden: binding
 		// it read-only from the host would put it back over its mask.
 		// The mask is read-only itself.
-		if policy.WithinAny(d, takesWrites) && exists(d) && !hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, true) {
+		if takes.Deepest(d, true) != "" && exists(d) && !hid.hidden(d, true) {
 			add(OpRO, d, false, "denyWrite")
 		}
 	}
+	allowed := policy.NewPathSet(fs.AllowRead)
 	for _, a := range fs.AllowRead {
-		if a == "/tmp" || slices.Contains(fs.DenyRead, a) || coveredRead(a, fs.AllowRead, fs.DenyRead) {
+		if _, ok := denied[a]; a == "/tmp" || ok || coveredRead(a, allowed, denied) {
 			// The private /tmp is always there; an allowRead that is
 			// also denied exactly stays denied (fail closed); one inside
 			// another allowRead is bound with it.
 			continue
 		}
-		for _, d := range fs.DenyRead {
-			if a != d && policy.Within(a, d) && exists(a) {
-				// Bound from the host over its mask: writable only where a
-				// write would be allowed there anyway, never inside a
-				// protected name (the name's own read-only bind lies
-				// under the mask, which this bind pierces).
-				kind := OpRO
-				if inWritable(a) && !policy.WithinAny(a, fs.DenyWrite) && !inProtectedName(a, writable, names) {
-					kind = OpRW
-				}
-				add(kind, a, false, "allowRead inside denyRead "+d)
-				break
+		// The first denyRead entry (in list order) that holds a.
+		d, first := "", -1
+		policy.Up(a, func(q string) bool {
+			if i, ok := denied[q]; ok && q != a && (first < 0 || i < first) {
+				d, first = q, i
 			}
+			return true
+		})
+		if d != "" && exists(a) {
+			// Bound from the host over its mask: writable only where a
+			// write would be allowed there anyway, never inside a
+			// protected name (the name's own read-only bind lies
+			// under the mask, which this bind pierces).
+			kind := OpRO
+			if inWritable(a) && noWrite.Deepest(a, true) == "" && !inProtectedName(a, writableSet.Deepest(a, true), names) {
+				kind = OpRW
+			}
+			add(kind, a, false, "allowRead inside denyRead "+d)
 		}
 	}
 	// The sandbox's /tmp is a private tmpfs: host paths under /tmp that
@@ -165,27 +179,33 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// for `sbx connect`) are
 	// bound in read-only unless already covered.
 	for _, need := range append([]string{p.Process.Dir, programPath(p), p.Process.Self}, fs.AllowRead...) {
-		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && !policy.WithinAny(need, fs.DenyRead) && exists(need) {
+		if need != "" && policy.Within(need, "/tmp") && need != "/tmp" && !inWritable(need) && denied.Deepest(need, true) == "" && exists(need) {
 			add(OpRO, need, false, "needed from the host's /tmp")
 		}
 	}
 	// Host paths under /tmp are in the view only where an op above binds
 	// them in: a denied path below /tmp that none of them overlaps is
 	// hidden by the private /tmp already and needs no mask.
-	var fromTmp []string
+	// fromTmp holds those paths; underTmp them and their ancestors.
+	fromTmp, underTmp := policy.PathSet{}, policy.PathSet{}
 	for _, o := range plan.Ops {
 		if policy.Within(o.Path, "/tmp") {
-			fromTmp = append(fromTmp, o.Path)
+			fromTmp[o.Path] = 0
+			policy.Up(o.Path, func(a string) bool {
+				_, seen := underTmp[a]
+				underTmp[a] = 0
+				return !seen // its ancestors are in already
+			})
 		}
 	}
 	for _, d := range fs.DenyRead {
 		if d == "/" {
 			continue // the empty root (EmptyRoot)
 		}
-		if d != "/tmp" && policy.Within(d, "/tmp") && !policy.WithinAny(d, fromTmp) && !anyWithin(fromTmp, d) {
+		if d != "/tmp" && policy.Within(d, "/tmp") && fromTmp.Deepest(d, true) == "" && !underTmp.Has(d) {
 			continue
 		}
-		if hidden(d, fs.DenyRead, fs.AllowRead, takesWrites, false) {
+		if hid.hidden(d, false) {
 			continue
 		}
 		st, err := os.Stat(d)
@@ -197,7 +217,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	// The working directory must exist in the view, if only as an empty
 	// directory, for the command to start there: under a mask or the
 	// empty root it is made on the way, and shows nothing of the host.
-	if dir := p.Process.Dir; dir != "" && !policy.WithinAny(dir, takesWrites) && hidden(dir, fs.DenyRead, fs.AllowRead, takesWrites, false) {
+	if dir := p.Process.Dir; dir != "" && !policy.WithinAny(dir, takesWrites) && hid.hidden(dir, false) {
 		add(OpDir, dir, true, "the working directory (its contents stay hidden)")
 	}
 	if plan.EmptyRoot {
@@ -232,9 +252,10 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 	// A name SearchDepth components below a root is found (srt's rg
 	// --max-depth): the root and the directories down to SearchDepth-1
 	// levels below it are listed.
-	prot := protectedOps(takesWrites, p.Process.Dir, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
+	home := realHome(p.Process.Home)
+	prot := protectedOps(takesWrites, p.Process.Dir, home, false, max(fs.SearchDepth-1, 0), names, fs.ScanCache)
 	if prot.err == nil {
-		prot = homeProtectedOps(prot, takesWrites, p.Process.Home, p.Process.Dir, names)
+		prot = homeProtectedOps(prot, takesWrites, home, p.Process.Dir, names)
 	}
 	if prot.err != nil {
 		return nil, prot.err
@@ -245,6 +266,16 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 			readOnly = append(readOnly, o.Path)
 		}
 	}
+	hooks, err := hooksPathOps(prot.repos, p.Process.Home, takesWrites, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range hooks {
+		if o.Kind == OpRO || o.Kind == OpStub {
+			readOnly = append(readOnly, o.Path)
+		}
+	}
+	prot.ops = append(prot.ops, hooks...)
 	prot.ops = append(prot.ops, denyWriteOps(fs.DenyWrite, takesWrites, readOnly)...)
 	// Only a denyRead entry that exists is masked (a missing one has
 	// nothing to hide): a missing .env both denied reading and writing
@@ -263,11 +294,12 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 			pierced = append(pierced, a)
 		}
 	}
+	hid := newHider(masked, pierced, takesWrites)
 	var out []Op
 	for _, o := range prot.ops {
 		// A protected name inside a mask is hidden with it: the mask is
 		// empty and read-only, so nothing there can be written or made.
-		if !hidden(o.Path, masked, pierced, takesWrites, true) {
+		if !hid.hidden(o.Path, true) {
 			o.InOverlay = deepestIsDiscard(o.Path, writable, fs.DiscardWrites)
 			out = append(out, o)
 		}
@@ -277,7 +309,10 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 
 type protResult struct {
 	ops []Op
-	err error
+	// repos are the working-tree roots found (a .git directory in them):
+	// their core.hooksPath is protected too (hooksPathOps).
+	repos []string
+	err   error
 }
 
 // protectedOps finds the protected names under each writable root: every
@@ -285,8 +320,12 @@ type protResult struct {
 // it becomes read-only (with its ancestors below the root pinned, so a
 // rename of a parent cannot carry it away), and a missing one directly in
 // a writable root or in the working directory is stubbed at its first
-// missing component.
-func protectedOps(writable []string, cwd string, depth int, names []policy.Protected, cacheDir string) protResult {
+// missing component where it acts (policy.Protected.Stub: in HOME, in a
+// repository root, in the working directory).
+//
+// homeOnly is for HOME searched as the working directory would be
+// (homeProtectedOps): it is not where the command works.
+func protectedOps(writable []string, cwd, home string, homeOnly bool, depth int, names []policy.Protected, cacheDir string) protResult {
 	var r protResult
 	add := func(kind, path string, dir bool, why string) {
 		r.ops = append(r.ops, Op{Kind: kind, Path: path, Dir: dir, Why: why, Protected: kind != OpPin})
@@ -365,11 +404,43 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 		} else {
 			dir = string(path)
 		}
+		if d.have[".git"] == typeDir {
+			r.repos = append(r.repos, filepath.Clean(string(path)))
+		}
+		// Where a missing name is pinned: only where it acts.
+		var where policy.StubWhere
+		if level == 0 {
+			if c := filepath.Clean(dir); c == home {
+				where |= policy.StubHome
+			} else if c == cwd && !homeOnly {
+				where |= policy.StubCwd
+			}
+			if filepath.Clean(dir) == cwd && home == cwd && !homeOnly {
+				where |= policy.StubCwd
+			}
+			if _, ok := d.have[".git"]; ok {
+				where |= policy.StubRepo
+			}
+		}
+		stubHere := func(pn policy.Protected) bool {
+			if level != 0 {
+				return false
+			}
+			if pn.Stub&where != 0 {
+				return true
+			}
+			for _, w := range pn.StubWith {
+				if _, ok := d.have[w]; ok {
+					return true
+				}
+			}
+			return false
+		}
 		for i, pn := range todo {
 			first, nested := splits[i].first, splits[i].nested
 			typ, ok := d.have[first]
 			if !ok {
-				if level == 0 && !pn.OnlyIfFile {
+				if !pn.OnlyIfFile && stubHere(pn) {
 					add(OpStub, filepath.Join(dir, first), nested || pn.Dir, "protected "+pn.Name+" (missing)")
 				}
 				continue
@@ -410,7 +481,7 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 				case err == nil:
 					add(OpRO, full, st.IsDir(), "protected "+pn.Name)
 					pin(root, full)
-				case level == 0:
+				case stubHere(pn):
 					add(OpStub, full, pn.Dir, "protected "+pn.Name+" (missing)")
 					pin(root, full)
 				}
@@ -454,12 +525,8 @@ func protectedOps(writable []string, cwd string, depth int, names []policy.Prote
 // root already): its missing names are stubbed, its existing ones made
 // read-only again (dedupeOps merges them), and their ancestors up to the
 // enclosing root are pinned.
-func homeProtectedOps(r protResult, writable []string, home, cwd string, names []policy.Protected) protResult {
-	if home == "" || !filepath.IsAbs(home) {
-		return r
-	}
-	real, err := filepath.EvalSymlinks(home)
-	if err != nil || real == cwd {
+func homeProtectedOps(r protResult, writable []string, real, cwd string, names []policy.Protected) protResult {
+	if real == "" || real == cwd {
 		return r
 	}
 	for _, w := range writable {
@@ -469,7 +536,7 @@ func homeProtectedOps(r protResult, writable []string, home, cwd string, names [
 	}
 	for _, w := range writable {
 		if policy.Within(real, w) {
-			h := protectedOps([]string{w}, real, 0, names, "")
+			h := protectedOps([]string{w}, real, real, true, 0, names, "")
 			// Only what lies in HOME and the pins of its ancestors: the
 			// root's own level 0 was done with every root.
 			for _, o := range h.ops {
@@ -484,6 +551,19 @@ func homeProtectedOps(r protResult, writable []string, home, cwd string, names [
 		}
 	}
 	return r
+}
+
+// realHome is HOME with its symlinks resolved, or "" when it is unset,
+// relative or cannot be resolved.
+func realHome(home string) string {
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // plainName says whether name is one plain path component: joined to a
@@ -624,23 +704,30 @@ func rootLinks(visible []string) []Op {
 
 // coveredRead reports whether allowRead a lies inside another allowRead
 // with no denied path between them: binding that one shows a already.
-func coveredRead(a string, allow, deny []string) bool {
-	for _, b := range allow {
-		if b == a || b == "/tmp" || !policy.Within(a, b) || slices.Contains(deny, b) {
-			continue // /tmp and an exactly denied allowRead are never bound
-		}
-		between := false
-		for _, d := range deny {
-			if d != b && policy.Within(d, b) && policy.Within(a, d) {
-				between = true
-				break
-			}
-		}
-		if !between {
+// allow and deny are the allowRead and denyRead sets.
+func coveredRead(a string, allow, deny policy.PathSet) bool {
+	covered := false
+	// Walking up from a: the first denied path met blocks every
+	// allowRead above it, unless that allowRead is the denied path
+	// itself (a denied path's own allowRead is never bound, below).
+	blocked := false
+	policy.Up(a, func(b string) bool {
+		if b == a {
+			_, blocked = deny[a]
 			return true
 		}
-	}
-	return false
+		_, isAllow := allow[b]
+		_, isDeny := deny[b]
+		if isAllow && b != "/tmp" && !isDeny && !blocked {
+			covered = true
+			return false
+		}
+		if isDeny {
+			blocked = true
+		}
+		return true
+	})
+	return covered
 }
 
 // Visible lists what an empty-root view (EmptyRoot) holds, one line per
@@ -685,38 +772,6 @@ func deepestIsDiscard(p string, writable, discard []string) bool {
 	return isDiscard
 }
 
-// hidden reports whether nothing of p is in the view: p lies inside a
-// denied-read path (p itself too, when self is set) that no allowRead or
-// writable path inside it brings back over p. Such a path needs no mask
-// of its own, and must get no bind from the host.
-func hidden(p string, deny, allow, writable []string, self bool) bool {
-	inside := ""
-	for _, d := range deny {
-		if (d != p || self) && policy.Within(p, d) && len(d) > len(inside) {
-			inside = d
-		}
-	}
-	if inside == "" {
-		return false
-	}
-	for _, a := range append(append([]string(nil), allow...), writable...) {
-		if a != inside && a != "/tmp" && policy.Within(a, inside) && policy.Within(p, a) {
-			return false // ("/tmp" is the private one, never the host's)
-		}
-	}
-	return true
-}
-
-// anyWithin reports whether any of paths lies within root.
-func anyWithin(paths []string, root string) bool {
-	for _, p := range paths {
-		if policy.Within(p, root) {
-			return true
-		}
-	}
-	return false
-}
-
 func dedupeOps(ops []Op) []Op {
 	seen := map[string]bool{}
 	out := ops[:0]
@@ -737,10 +792,10 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// inProtectedName reports whether p, below the deepest of roots that
-// holds it, is a protected name or lies inside one, at any depth.
-func inProtectedName(p string, roots []string, names []policy.Protected) bool {
-	root := deepestRoot(p, roots)
+// inProtectedName reports whether p, below root (the deepest writable
+// root that holds it), is a protected name or lies inside one, at any
+// depth.
+func inProtectedName(p, root string, names []policy.Protected) bool {
 	if root == "" || root == p {
 		return false
 	}

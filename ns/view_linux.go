@@ -26,6 +26,10 @@ const (
 	contentDir = base + "/content"
 	// upperDir holds the upper and work directories of the overlays.
 	upperDir = base + "/upper"
+	// scratchTmp and scratchShm, on upperDir's tmpfs, are the sandbox's
+	// /tmp and /dev/shm.
+	scratchTmp = upperDir + "/tmp"
+	scratchShm = upperDir + "/shm"
 )
 
 // maskAttrs are the flags of a file mask (those of the staging mount).
@@ -292,9 +296,7 @@ func (c *compiler) view(plan MountPlan, v *View) error {
 	// go on the staging tmpfs itself; larger ones (a masked credentials
 	// file) get a tmpfs of their own, with room for them.
 	ownTmpfs := contentSize > smallContent
-	if nOverlay > 0 {
-		c.mkdir("staging", upperDir, 0o700, false)
-	}
+	c.mkdir("staging", upperDir, 0o700, false)
 	if hasContent {
 		c.mkdir("staging", contentDir, 0o755, false)
 		if !ownTmpfs {
@@ -302,10 +304,21 @@ func (c *compiler) view(plan MountPlan, v *View) error {
 		}
 	}
 	c.setattr("staging", base, false, maskAttrs)
+	// One tmpfs, private to the run and gone with it, holds /tmp,
+	// /dev/shm and the upper layers of the discard overlays, so that
+	// size= (limits.tmpSize) bounds what they take together: a tmpfs's
+	// pages are shared memory, charged to no process the OOM killer
+	// would pick. /tmp and /dev/shm are binds of its directories.
+	scratch := "mode=0700"
+	if plan.TmpSize > 0 {
+		scratch += fmt.Sprintf(",size=%d", plan.TmpSize)
+	}
+	c.mount("mounting the tmpfs for /tmp, /dev/shm and discarded writes", "tmpfs", upperDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, scratch)
+	for _, d := range []string{scratchTmp, scratchShm} {
+		c.mkdir("the private "+d, d, 0o1777, false)
+		c.p.Syscall("the private "+d, unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(d), rawexec.Imm(0o1777), rawexec.Imm(0))
+	}
 	if nOverlay > 0 {
-		// The upper layers of the discard overlays: private to the run,
-		// gone with it (no size= beyond tmpfs's default of half the RAM).
-		c.mount("mounting the tmpfs for discarded writes", "tmpfs", upperDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700")
 		for n := nOverlay; n > 0; n -= overlayBatch {
 			c.oob = append(c.oob, unix.UnixRights(make([]int, 2*min(n, overlayBatch))...))
 		}
@@ -330,7 +343,7 @@ func (c *compiler) view(plan MountPlan, v *View) error {
 	}
 	c.mount("mounting a fresh /proc (is /proc partly hidden, as in some containers?)", "proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	c.dev(newRoot+"/dev", plan.Pty)
-	c.mount("mounting the private /tmp", "tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	c.mount("mounting the private /tmp", scratchTmp, newRoot+"/tmp", "", unix.MS_BIND, "")
 	for i, op := range plan.Ops {
 		if op.Kind == OpContent {
 			op.Target = fmt.Sprintf("%s/%d", contentDir, i)
@@ -384,7 +397,7 @@ func (c *compiler) dev(dev string, pty bool) {
 		c.symlink("/dev/"+l[0], l[1], dev+"/"+l[0])
 	}
 	c.mkdir("/dev/shm", dev+"/shm", 0o1777, false)
-	c.mount("mounting /dev/shm", "tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	c.mount("mounting /dev/shm", scratchShm, dev+"/shm", "", unix.MS_BIND, "")
 	if pty {
 		c.mkdir("/dev/pts", dev+"/pts", 0o755, false)
 		c.mount("mounting a private devpts", "devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")

@@ -87,6 +87,9 @@ type Input struct {
 	ScanCache string
 	Environ   []string
 	UID, GID  int
+	// Limits are the limit flags given (--memory, --pids, …; see
+	// limits.go), their names in Limits.Asked.
+	Limits Limits
 }
 
 // Build merges defaults, settings files and flags into a validated Policy.
@@ -165,6 +168,9 @@ func (b *builder) merge() error {
 		return err
 	}
 	b.m = m
+	if err := mergeLimits(layers, in.Limits, b.p); err != nil {
+		return err
+	}
 	b.allowRead, b.denyRead, b.allowWrite, b.denyWrite, b.discardWrites = m.allowRead, m.denyRead, m.allowWrite, m.denyWrite, m.discardWrites
 	if m.domainsOnly && in.AskFD > 0 {
 		b.p.Notes = append(b.p.Notes, "allowManagedDomainsOnly: --ask-fd is never consulted")
@@ -254,6 +260,7 @@ func (b *builder) environment() error {
 func (b *builder) grants() error {
 	in, p, m := b.in, b.p, b.m
 	b.r.create = &b.toCreate
+	b.r.createFile = map[string]bool{}
 	// Presets make toolchain caches writable: created 0700 when missing
 	// (a cache the tool would make on its first run anyway), once every
 	// check has passed and only for a real run.
@@ -262,6 +269,9 @@ func (b *builder) grants() error {
 		return err
 	}
 	b.allowWrite = append(b.allowWrite, preset...)
+	if slices.Contains(m.presets, "rust") {
+		b.allowWrite = append(b.allowWrite, cargoLockfile(in.Cwd, &p.Notes)...)
+	}
 	switch in.Reads {
 	case "", "all":
 	case "declared":
@@ -375,6 +385,18 @@ func (b *builder) denials() error {
 	if err != nil {
 		return err
 	}
+	// The stores the caller's variables move (DOCKER_CONFIG, KUBECONFIG,
+	// XDG_CONFIG_HOME/gh, …), masked as the default paths are: taken
+	// literally (a value is no glob), resolved.
+	for _, s := range movedStorePaths(in.Environ) {
+		got, err := r.all("built-in denyRead", []pathEntry{{path: s, literal: true, from: "built-in (moved store)"}}, false)
+		if err != nil {
+			r.note(fmt.Sprintf("built-in denyRead %q (a store a variable moves) skipped: %v", s, errors.Unwrap(err)))
+			continue
+		}
+		defaults = append(defaults, got...)
+	}
+	defaults = dedupe(defaults)
 	// A masked copy of a file is a way to read it: a mask another layer
 	// asks for does not re-open what the managed settings deny.
 	if c := p.Credentials; c != nil {
@@ -522,6 +544,11 @@ func (b *builder) network() error {
 	if in.TLSTerminate && tlsSet == nil {
 		tlsSet = &tlsSetting{}
 	}
+	if tlsSet != nil && p.Network.Mode == "filtered" {
+		if err := untrustedTermination(m, in.TLSTerminate, p.Credentials); err != nil {
+			return err
+		}
+	}
 	if tlsSet != nil {
 		t, err := r.tlsTerminate(*tlsSet, m.tlsFrom)
 		if err != nil {
@@ -592,13 +619,28 @@ func (b *builder) process() error {
 		env = append(env, "SPAWN_WRAP_SHIM_ROOT=/tmp")
 		p.Notes = append(p.Notes, "preset node: SPAWN_WRAP_SHIM_ROOT=/tmp (nyc's shims go to the private /tmp, not HOME)")
 	}
+	if slices.Contains(m.presets, "node") && !hasEnv(env, "npm_config_update_notifier") && !hasEnv(env, "NPM_CONFIG_UPDATE_NOTIFIER") {
+		// npm looks up its registry for a newer npm on a fresh HOME,
+		// every day: a network attempt that no build needs, refused
+		// and recorded under --net none (failing --fail-on-violation)
+		// or by the proxy.
+		env = append(env, "npm_config_update_notifier=false")
+		p.Notes = append(p.Notes, "preset node: npm_config_update_notifier=false (npm does not look for a newer npm)")
+	}
 	p.Process.Env = env
 	if !in.DryRun {
 		// Last: nothing above can fail any more.
 		for _, c := range b.toCreate {
-			if err := os.MkdirAll(c, 0o700); err != nil {
+			created, err := createMissing(c, b.r.createFile[c])
+			if err != nil {
 				p.Notes = append(p.Notes, fmt.Sprintf("allowWrite %s skipped: cannot create it: %v", c, unwrapPathErr(err)))
 				p.Filesystem.AllowWrite = slices.DeleteFunc(p.Filesystem.AllowWrite, func(w string) bool { return w == c })
+				continue
+			}
+			// An empty file made in the working tree (the crate's
+			// Cargo.lock) goes again after the run if nothing filled it.
+			if created && b.r.createFile[c] && Within(c, in.Cwd) {
+				p.Filesystem.Placeholders = append(p.Filesystem.Placeholders, c)
 			}
 		}
 	}
@@ -609,6 +651,76 @@ func (b *builder) process() error {
 		p.Process.EnvKeys = append(p.Process.EnvKeys, k)
 	}
 	return nil
+}
+
+// createMissing makes a preset's missing cache: a directory (mode 0700,
+// with its parents), or with file an empty file (mode 0644 less the
+// umask) in such a directory; a file that appeared meanwhile is left as
+// it is. created reports whether it made the file.
+func createMissing(path string, file bool) (created bool, err error) {
+	if !file {
+		return false, os.MkdirAll(path, 0o700)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, f.Close()
+}
+
+// RemovePlaceholders removes the empty files Build made in the working
+// tree for the run (Filesystem.Placeholders) that are still empty
+// regular files: a run that never ran cargo leaves no empty Cargo.lock
+// behind.
+func RemovePlaceholders(p *Policy) {
+	for _, f := range p.Filesystem.Placeholders {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			os.Remove(f)
+		}
+	}
+}
+
+// cargoLockfile is the rust preset's Cargo.lock of a crate that has none
+// yet: when the working directory holds a Cargo.toml and no directory
+// above it does (so it is its own workspace root, where cargo writes the
+// lock file), a missing Cargo.lock beside it is created empty (cargo
+// reads an empty lock file as none and fills it in) and made writable,
+// the one file of the crate the preset opens. An existing Cargo.lock
+// stays read-only: a build that would change it fails, as cargo's
+// --locked would.
+func cargoLockfile(cwd string, notes *[]string) []pathEntry {
+	if cwd == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "Cargo.toml")); err != nil {
+		return nil
+	}
+	lock := filepath.Join(cwd, "Cargo.lock")
+	if _, err := os.Lstat(lock); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for d := filepath.Dir(cwd); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "Cargo.toml")); err == nil {
+			*notes = append(*notes, fmt.Sprintf("preset rust: %s has no Cargo.lock, but %s may be its workspace root: make the lock file's directory writable for the first build", cwd, d))
+			return nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	*notes = append(*notes, fmt.Sprintf("preset rust: allowWrite += %s (the crate's lock file), missing: created empty (mode 0644 less the umask) when the command runs", lock))
+	return []pathEntry{{path: lock, literal: true, optional: true, from: "preset rust", create: true, createFile: true}}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func hasEnv(env []string, name string) bool {
@@ -645,6 +757,9 @@ type resolver struct {
 	// create receives the missing paths of entries marked create (a
 	// preset's cache), which Build makes once every check has passed.
 	create *[]string
+	// createFile marks the paths in create that are files, not
+	// directories.
+	createFile map[string]bool
 	// dirs maps directories to their resolved paths (see resolve).
 	dirs map[string]string
 	// notes receives what was skipped.
@@ -911,8 +1026,22 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			return nil, errors.New(msg)
 		}
+		if mustExist && !exists && key == "allowWrite" && e.from == "--allow-write" && r.create != nil && !e.create && isDir(filepath.Dir(real)) {
+			// A directory named on the command line whose parent exists
+			// (--allow-write target before a first build) is created,
+			// like a preset's cache; a deeper missing path stays an
+			// error, as it is more likely a typo.
+			e.create = true
+			r.note(fmt.Sprintf("allowWrite %s: missing, created mode 0700 when the command runs", real))
+		}
 		if mustExist && !exists && e.create && r.create != nil {
 			*r.create = append(*r.create, real)
+			if e.createFile {
+				if r.createFile == nil {
+					r.createFile = map[string]bool{}
+				}
+				r.createFile[real] = true
+			}
 			out = append(out, real)
 			continue
 		}
@@ -997,7 +1126,9 @@ func Within(p, root string) bool {
 	if root == "/" {
 		return true
 	}
-	return p == root || strings.HasPrefix(p, root+"/")
+	// p == root, or p starts with root+"/" (without making that string:
+	// Within runs for every pair of paths a plan compares).
+	return p == root || (len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root)
 }
 
 // WithinAny reports whether p lies within any of roots.

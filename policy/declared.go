@@ -229,6 +229,9 @@ func presetWrites(names, environ []string, home string, notes *[]string) ([]path
 			case !os.IsNotExist(err):
 				*notes = append(*notes, fmt.Sprintf("preset %s: %s (%s) skipped: %v", name, d.Path, d.Why, unwrapPathErr(err)))
 				continue
+			case d.File:
+				e.create, e.createFile = true, true
+				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s), missing: created empty (mode 0644 less the umask) when the command runs", name, d.Path, d.Why))
 			default:
 				e.create = true
 				*notes = append(*notes, fmt.Sprintf("preset %s: allowWrite += %s (%s), missing: created mode 0700 when the command runs", name, d.Path, d.Why))

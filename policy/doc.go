@@ -32,13 +32,23 @@
 // Trust (trust.go): a file in the working tree is the repository's and
 // may not configure secret flow or weaken enforcement unless the user
 // trusts it (Input.TrustProjectSettings, or trustedProjectDirs in a file
-// outside the tree). --claude-settings DIR anchors the scopes' relative
-// paths at DIR.
+// outside the tree), nor name the host's own or a private network in
+// allowedDomains (localhost, or an address of the proxy's guarded ranges,
+// which internal/hostaddr holds for both packages). --claude-settings
+// DIR anchors the scopes' relative paths at DIR.
+//
+// A settings file is read by internal/settingsfile: a regular file of at
+// most 1 MiB, opened without blocking. Large lists stay linear: PathSet
+// finds the entries that hold a path by walking up its components.
 //
 // Every settings key is either honoured, refused with an error naming the
 // key and the file, or (for srt's helper-binary paths, which sbx has no use
 // for) accepted with a note that it is ignored; see Keys for the table. An
 // unknown key is an error.
+//
+// Limits (limits.go) are sbx's own "limits" object and the limit flags:
+// files then flags, a managed value capping the others, and defaults for
+// the process cap and the private tmpfs.
 //
 // Paths may be absolute, "~/…", "./…" or relative to the working directory.
 // They are made absolute, cleaned and resolved through symlinks before use,

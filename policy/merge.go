@@ -144,6 +144,9 @@ func readLayers(in Input, home string) (layers []*layer, notes []string, err err
 	if err := checkTrust(layers, in.TrustProjectSettings, resolver{cwd: in.Cwd, home: home}); err != nil {
 		return nil, nil, err
 	}
+	if err := untrustedReach(layers); err != nil {
+		return nil, nil, err
+	}
 	return layers, notes, nil
 }
 
@@ -231,6 +234,11 @@ type merged struct {
 	tlsManagedExclude []string
 	// plainManaged: a managed layer set allowPlaintextInject.
 	plainManaged bool
+	// tlsTrusted: a trusted layer set network.tlsTerminate;
+	// tlsUntrusted the first untrusted layer that did (see
+	// untrustedTermination).
+	tlsTrusted   bool
+	tlsUntrusted *layer
 
 	// carve and carveW are the managed denyRead and denyWrite entries,
 	// resolved (on the first resolve), which no other source re-opens;
@@ -444,6 +452,11 @@ func (m *merged) addObjects(l *layer) {
 	}
 	if l.tlsTerminate != nil {
 		m.tlsFrom = l.file
+		if l.trusted {
+			m.tlsTrusted = true
+		} else if m.tlsUntrusted == nil {
+			m.tlsUntrusted = l
+		}
 		if l.managed {
 			m.tlsManaged = true
 			m.tlsManagedExclude = append(m.tlsManagedExclude, l.tlsTerminate.ExcludeDomains...)
@@ -589,13 +602,16 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 	// A directory's Claude Code scope may not re-open what another
 	// directory's denies: a subdirectory's .claude/ cannot shadow the
 	// project root's rules, nor the root a package's (see ClaudeProject).
+	// It looks up a's own path and each directory above it, so its cost
+	// follows the depth of a, not the number of denies.
 	crossDeny := func(list, a string) string {
-		for _, s := range g.scopes[list][a] {
-			for d, ts := range m.scopeDeny {
-				if d == "/" || !Within(a, d) {
-					continue
-				}
-				for _, t := range ts {
+		scopes := g.scopes[list][a]
+		if len(scopes) == 0 {
+			return ""
+		}
+		for d := a; d != "/" && d != "."; d = filepath.Dir(d) {
+			for _, t := range m.scopeDeny[d] {
+				for _, s := range scopes {
 					if t != s {
 						return d
 					}
@@ -615,6 +631,18 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 	// A writable root re-opens reading inside a deny too (the mount
 	// view binds it): a repository's may not undo a trusted deny that
 	// way either (a mask it does not lift, see denials).
+	// The first entry of denied (in its order) that holds a, or "".
+	deniedSet := NewPathSet(denied)
+	firstDenied := func(a string) string {
+		d, first := "", -1
+		Up(a, func(q string) bool {
+			if i, ok := deniedSet[q]; ok && (first < 0 || i < first) {
+				d, first = q, i
+			}
+			return true
+		})
+		return d
+	}
 	for _, a := range allowWrite {
 		if _, ok := g.lits["allowWrite"][a]; !ok || len(g.trusted["allowWrite"][a]) > 0 {
 			continue
@@ -623,11 +651,9 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 			from := strings.Join(m.src["allowWrite"][a], ", ")
 			return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; one directory's Claude Code settings may not undo another's: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 		}
-		for _, d := range denied {
-			if Within(a, d) {
-				from := strings.Join(m.src["allowWrite"][a], ", ")
-				return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
-			}
+		if d := firstDenied(a); d != "" {
+			from := strings.Join(m.src["allowWrite"][a], ", ")
+			return fmt.Errorf("%s: allowWrite %s would re-open %s for reading, denied by %s; a file in the working tree may narrow what is denied, not undo it: %s", from, a, d, strings.Join(m.src["denyRead"][d], ", "), trustHint)
 		}
 	}
 	for _, a := range allowRead {
@@ -639,10 +665,8 @@ func (m *merged) untrustedReopen(allowRead, allowWrite, defaults, denyRead []str
 				return refuse(a, d)
 			}
 		}
-		for _, d := range denied {
-			if Within(a, d) && len(g.trusted["allowRead"][a]) == 0 {
-				return refuse(a, d)
-			}
+		if d := firstDenied(a); d != "" && len(g.trusted["allowRead"][a]) == 0 {
+			return refuse(a, d)
 		}
 		if len(g.trusted["allowRead"][a]) == 0 {
 			if d := crossDeny("allowRead", a); d != "" {

@@ -41,6 +41,9 @@ type Policy struct {
 	// Process is what to run and how.
 	Process Process `json:"process"`
 
+	// Limits bound what the run may take of the host (limits.go).
+	Limits Limits `json:"limits"`
+
 	// Notes are human-readable remarks about accepted-but-ignored keys.
 	Notes []string `json:"notes,omitempty"`
 
@@ -87,6 +90,10 @@ type Filesystem struct {
 	// Disabled drops every filesystem rule, the mandatory ones too
 	// (filesystem.disabled). The mount view then is the host's, read-write.
 	Disabled bool `json:"disabled,omitempty"`
+	// Placeholders are empty files Build made in the working tree for
+	// the run (a new crate's Cargo.lock); RemovePlaceholders takes away
+	// those still empty after it.
+	Placeholders []string `json:"-"`
 
 	AllowRead  []string `json:"allowRead"`
 	DenyRead   []string `json:"denyRead"`
@@ -225,45 +232,123 @@ type Protected struct {
 	// OnlyIfFile restricts protection to a non-directory (".git" as a
 	// file pointing elsewhere).
 	OnlyIfFile bool
+	// Stub says where a missing one is pinned with a stub (a placeholder
+	// a file watcher sees for the length of the run): only where the
+	// host's tools act on it. An existing one is read-only wherever the
+	// search finds it.
+	Stub StubWhere
+	// StubWith pins a missing one also in a directory that holds one of
+	// these names (lefthook-local.yml beside lefthook.yml).
+	StubWith []string
+	// Why is what the host runs or loads from it, for the docs.
+	Why string
 }
+
+// StubWhere is the set of directories where a missing protected name is
+// pinned. Each is looked at where the search starts (each writable root,
+// the working directory, HOME when it lies in a writable place), never
+// deeper.
+type StubWhere uint8
+
+const (
+	// StubHome: the caller's HOME (shell start-up files, ~/.gitconfig).
+	StubHome StubWhere = 1 << iota
+	// StubRepo: a repository's working-tree root (a directory holding
+	// .git); the .git pieces are pinned inside its .git.
+	StubRepo
+	// StubCwd: the working directory, where the user's editor and shell
+	// open the project.
+	StubCwd
+	// StubProject is a project root: the working directory or a
+	// repository root.
+	StubProject = StubRepo | StubCwd
+)
 
 // ProtectedNames returns the names that stay read-only inside writable
 // places unless explicitly allowed. allowGitConfig drops .git/config.
 //
-// Where they are enforced: every writable root and the working directory
-// (whether or not the name exists — a missing one cannot be created), and
-// every existing match found up to Filesystem.SearchDepth path components
-// below each writable root (default 3, srt's mandatoryDenySearchDepth,
-// counted as srt counts it: a/b/.bashrc is at depth 3; a nested name such
-// as .git/hooks is found when its first component is).
+// Where they are enforced: every existing match found up to
+// Filesystem.SearchDepth path components below each writable root and the
+// working directory (default 3, srt's mandatoryDenySearchDepth, counted as
+// srt counts it: a/b/.bashrc is at depth 3; a nested name such as
+// .git/hooks is found when its first component is) is read-only. A
+// missing one is pinned with a stub only where it acts (Protected.Stub):
+// HOME, a repository root, the working directory; elsewhere (a build
+// output directory, a toolchain cache) nothing appears.
 // The depth is bounded because the search runs on every start and must
 // stay cheap in trees of 100k files; directories created during the run
-// are not covered.
+// are not covered. docs/settings.md lists each entry with its reason.
 func ProtectedNames(allowGitConfig bool) []Protected {
+	const (
+		shell = "the shell runs it at start-up"
+		git   = "git runs or reads it in this repository (hooks, core.fsmonitor, core.hooksPath, filters, aliases)"
+	)
 	out := []Protected{
-		{Name: ".gitconfig"}, {Name: ".gitmodules"}, {Name: ".bashrc"},
-		{Name: ".bash_profile"}, {Name: ".zshrc"}, {Name: ".zprofile"},
-		{Name: ".profile"}, {Name: ".ripgreprc"}, {Name: ".mcp.json"},
-		{Name: ".vscode", Dir: true}, {Name: ".idea", Dir: true},
-		{Name: ".git/hooks", Dir: true},
-		{Name: ".git", OnlyIfFile: true},
-		// Beyond srt's list: what the host runs
-		// on its own. The whole .claude (settings files hold hooks that
-		// Claude Code runs; srt had only commands and agents), the
-		// other shell start-up files, and the git directories of
-		// submodules and worktrees (config and hooks of their own).
-		// Not git's XDG config (.config/git): a missing .config would be
-		// pinned, and every tool that makes ~/.config/x would fail.
-		{Name: ".claude", Dir: true},
-		{Name: ".zshenv"}, {Name: ".zlogin"}, {Name: ".zlogout"},
-		{Name: ".bash_login"}, {Name: ".bash_logout"},
-		{Name: ".git/modules", Dir: true}, {Name: ".git/worktrees", Dir: true},
+		// Shell start-up files: they act only in HOME.
+		{Name: ".bashrc", Stub: StubHome, Why: shell}, {Name: ".bash_profile", Stub: StubHome, Why: shell},
+		{Name: ".bash_login", Stub: StubHome, Why: shell}, {Name: ".bash_logout", Stub: StubHome, Why: shell},
+		{Name: ".profile", Stub: StubHome, Why: shell},
+		{Name: ".zshrc", Stub: StubHome, Why: shell}, {Name: ".zprofile", Stub: StubHome, Why: shell},
+		{Name: ".zshenv", Stub: StubHome, Why: shell}, {Name: ".zlogin", Stub: StubHome, Why: shell},
+		{Name: ".zlogout", Stub: StubHome, Why: shell},
+		{Name: ".gitconfig", Stub: StubHome, Why: "git reads it in every repository (core.fsmonitor, core.hooksPath, aliases, credential helpers)"},
+		{Name: ".ripgreprc", Stub: StubHome, Why: "ripgrep's configuration (srt's list)"},
+		// git: pinned inside a repository's .git, and a missing .git in
+		// the working directory or HOME is pinned too (a ~/.git would make
+		// every directory below HOME part of a repository).
+		{Name: ".git/hooks", Dir: true, Stub: StubProject | StubHome, Why: git},
+		{Name: ".git/modules", Dir: true, Stub: StubProject | StubHome, Why: "the git directories of submodules, each with a config and hooks"},
+		{Name: ".git/worktrees", Dir: true, Stub: StubProject | StubHome, Why: "the git directories of worktrees, each with a config"},
+		{Name: ".git", OnlyIfFile: true, Why: "a .git file sends git to another git directory, with its config and hooks"},
+		{Name: ".gitmodules", Why: "git submodule update (and submodule.recurse) clones and checks out what it names"},
+		// Hook managers: what the installed hook runs.
+		{Name: ".husky", Dir: true, Why: "husky's hooks (core.hooksPath .husky/_ runs .husky/<hook>)"},
+		{Name: ".pre-commit-config.yaml", Why: "the pre-commit hook runs the commands it lists"},
+		{Name: "lefthook.yml", Why: lefthookWhy}, {Name: ".lefthook.yml", Why: lefthookWhy},
+		{Name: "lefthook.yaml", Why: lefthookWhy}, {Name: ".lefthook.yaml", Why: lefthookWhy},
+		{Name: "lefthook-local.yml", StubWith: lefthookMain, Why: lefthookLocalWhy},
+		{Name: ".lefthook-local.yml", StubWith: lefthookMain, Why: lefthookLocalWhy},
+		{Name: "lefthook-local.yaml", StubWith: lefthookMain, Why: lefthookLocalWhy},
+		{Name: ".lefthook-local.yaml", StubWith: lefthookMain, Why: lefthookLocalWhy},
+		{Name: ".lefthook", Dir: true, StubWith: lefthookMain, Why: "lefthook's scripts directory: the hook runs the scripts the config names"},
+		{Name: ".lefthook-local", Dir: true, StubWith: lefthookMain, Why: "lefthook's local scripts directory"},
+		// Editors and agents: a project root, and HOME where the tool
+		// keeps code it loads there.
+		{Name: ".vscode", Dir: true, Stub: StubProject | StubHome, Why: "VS Code applies a trusted folder's settings and tasks; ~/.vscode/extensions holds the extensions it loads"},
+		{Name: ".idea", Dir: true, Stub: StubProject, Why: "JetBrains IDEs load the project's run configurations and startup tasks"},
+		{Name: ".zed", Dir: true, Stub: StubProject, Why: "Zed applies the project's settings (language server binaries) and tasks"},
+		{Name: ".claude", Dir: true, Stub: StubProject | StubHome, Why: "Claude Code's settings hold hooks it runs; commands, agents and skills"},
+		{Name: ".mcp.json", Stub: StubProject, Why: "Claude Code starts the MCP servers it lists"},
+		{Name: ".cursor", Dir: true, Why: "Cursor's mcp.json (servers it starts once approved) and rules"},
+		{Name: ".gemini", Dir: true, Why: "Gemini CLI's settings.json (MCP servers it starts)"},
+		// Shells entering the directory.
+		{Name: ".envrc", Why: "direnv runs it on cd once allowed (at once under a whitelisted prefix)"},
+		{Name: "mise.toml", Why: miseWhy}, {Name: ".mise.toml", Why: miseWhy},
+		{Name: "mise.local.toml", Why: miseWhy}, {Name: ".mise.local.toml", Why: miseWhy},
+		{Name: ".tool-versions", Why: "mise and asdf install and put on PATH the tools it names"},
+		// Package managers: configuration every command reads.
+		{Name: ".npmrc", Why: "npm, pnpm and yarn 1 read it on every command (node-options, script-shell, git)"},
+		{Name: ".yarnrc.yml", Why: "yarn 2+ runs the yarnPath and plugins it names on every command"},
+		{Name: ".yarnrc", Why: "yarn 1 runs the yarn-path it names"},
+		{Name: ".pnpmfile.cjs", Why: "pnpm runs its hooks on every install"},
+		{Name: ".cargo/config.toml", Why: cargoWhy}, {Name: ".cargo/config", Why: cargoWhy},
 	}
 	if !allowGitConfig {
-		out = append(out, Protected{Name: ".git/config"})
+		out = append(out, Protected{Name: ".git/config", Stub: StubProject | StubHome, Why: git})
 	}
 	return out
 }
+
+const (
+	lefthookWhy      = "lefthook's configuration: the hook runs the commands it lists"
+	lefthookLocalWhy = "lefthook merges it into its configuration (pinned beside lefthook's configuration)"
+	miseWhy          = "mise reads it on cd: tools, env, hooks, tasks (it asks before trusting a new file)"
+	cargoWhy         = "cargo reads it here and in every directory below (rustc-wrapper, target runners, aliases)"
+)
+
+// lefthookMain are lefthook's configuration files: where one is, the
+// local override is pinned when missing.
+var lefthookMain = []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"}
 
 // DefaultSearchDepth is srt's default mandatoryDenySearchDepth.
 const DefaultSearchDepth = 3

@@ -40,6 +40,9 @@ type PresetDir struct {
 	// ($XDG_CACHE_HOME/go-build)" or "npm cache (default ~/.npm)", followed
 	// by any variable that was ignored because its value is not absolute.
 	Why string
+	// File says Path is a file (a lock file the tool creates empty),
+	// not a directory; a missing one is created empty.
+	File bool
 }
 
 // presetStep is one candidate for a cache location, tried in order.
@@ -47,6 +50,7 @@ type presetStep struct {
 	env   string // environment variable; "" for the home-based default
 	under string // joined to the variable's value, or to the home directory
 	list  bool   // env is a path list (GOPATH); its first entry is used
+	file  bool   // the location is a file, not a directory
 }
 
 // presetCache is one cache location of a preset: its name for Why and
@@ -86,6 +90,10 @@ var presetCaches = map[string][]presetCache{
 	"rust": {
 		{"Cargo registry", []presetStep{{env: "CARGO_HOME", under: "registry"}, {under: ".cargo/registry"}}},
 		{"Cargo git checkouts", []presetStep{{env: "CARGO_HOME", under: "git"}, {under: ".cargo/git"}}},
+		// Cargo's package cache locks: empty files it opens O_RDWR|O_CREAT
+		// and flocks on every build, even one without dependencies.
+		{"Cargo package cache lock", []presetStep{{env: "CARGO_HOME", under: ".package-cache", file: true}, {under: ".cargo/.package-cache", file: true}}},
+		{"Cargo package cache lock", []presetStep{{env: "CARGO_HOME", under: ".package-cache-mutate", file: true}, {under: ".cargo/.package-cache-mutate", file: true}}},
 	},
 	"dotnet": {
 		{"NuGet global packages", []presetStep{{env: "NUGET_PACKAGES"}, {under: ".nuget/packages"}}},
@@ -161,7 +169,8 @@ var registryEcosystem = map[string]string{
 //   - python: pip PIP_CACHE_DIR, $XDG_CACHE_HOME/pip or ~/.cache/pip; uv
 //     UV_CACHE_DIR, $XDG_CACHE_HOME/uv or ~/.cache/uv; Poetry
 //     POETRY_CACHE_DIR, $XDG_CACHE_HOME/pypoetry or ~/.cache/pypoetry.
-//   - rust: $CARGO_HOME/registry and $CARGO_HOME/git, CARGO_HOME
+//   - rust: $CARGO_HOME/registry and $CARGO_HOME/git, and the lock files
+//     $CARGO_HOME/.package-cache and .package-cache-mutate, CARGO_HOME
 //     defaulting to ~/.cargo (never the whole of it: it holds config and
 //     installed binaries).
 //   - dotnet: NuGet global packages NUGET_PACKAGES or ~/.nuget/packages;
@@ -193,19 +202,19 @@ func PresetDirs(name string, environ []string, home string) ([]PresetDir, error)
 		if name == "go" && c.what == "Go build cache" && env["GOCACHE"] == "off" {
 			continue
 		}
-		p, why := resolveCache(c, env, home)
+		p, why, file := resolveCache(c, env, home)
 		if p == "" || seen[p] {
 			continue
 		}
 		seen[p] = true
-		out = append(out, PresetDir{Preset: name, Path: p, Why: why})
+		out = append(out, PresetDir{Preset: name, Path: p, Why: why, File: file})
 	}
 	return out, nil
 }
 
-// resolveCache returns the first of c's candidates that applies and its
-// Why, or "" when none does.
-func resolveCache(c presetCache, env map[string]string, home string) (string, string) {
+// resolveCache returns the first of c's candidates that applies, its Why
+// and whether it is a file, or "" when none does.
+func resolveCache(c presetCache, env map[string]string, home string) (string, string, bool) {
 	var ignored []string
 	why := func(source string) string {
 		if len(ignored) > 0 {
@@ -218,7 +227,7 @@ func resolveCache(c presetCache, env map[string]string, home string) (string, st
 			if home == "" {
 				continue
 			}
-			return filepath.Join(home, s.under), why("default ~/" + s.under)
+			return filepath.Join(home, s.under), why("default ~/" + s.under), s.file
 		}
 		v, ok := env[s.env]
 		if !ok || v == "" {
@@ -239,9 +248,9 @@ func resolveCache(c presetCache, env map[string]string, home string) (string, st
 		if s.under != "" {
 			source = "$" + source + "/" + s.under
 		}
-		return filepath.Join(v, s.under), why(source)
+		return filepath.Join(v, s.under), why(source), s.file
 	}
-	return "", ""
+	return "", "", false
 }
 
 // RegistryDomains returns the public registry domains of an ecosystem,

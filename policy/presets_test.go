@@ -15,6 +15,16 @@ func presetWant(preset string, pathWhy ...string) []PresetDir {
 	return out
 }
 
+// cargoLocks are the rust preset's two lock files in CARGO_HOME dir,
+// found from source ("default ~/.cargo" or "$CARGO_HOME").
+func cargoLocks(dir, source string) []PresetDir {
+	var out []PresetDir
+	for _, f := range []string{".package-cache", ".package-cache-mutate"} {
+		out = append(out, PresetDir{Preset: "rust", Path: dir + "/" + f, Why: "Cargo package cache lock (" + source + "/" + f + ")", File: true})
+	}
+	return out
+}
+
 func TestPresetDirs(t *testing.T) {
 	const home = "/home/u"
 	tests := []struct {
@@ -44,10 +54,10 @@ func TestPresetDirs(t *testing.T) {
 			"/home/u/.cache/uv", "uv cache (default ~/.cache/uv)",
 			"/home/u/.cache/pypoetry", "Poetry cache (default ~/.cache/pypoetry)",
 		)},
-		{"rust defaults", "rust", nil, home, presetWant("rust",
+		{"rust defaults", "rust", nil, home, append(presetWant("rust",
 			"/home/u/.cargo/registry", "Cargo registry (default ~/.cargo/registry)",
 			"/home/u/.cargo/git", "Cargo git checkouts (default ~/.cargo/git)",
-		)},
+		), cargoLocks("/home/u/.cargo", "default ~/.cargo")...)},
 		{"dotnet defaults", "dotnet", nil, home, presetWant("dotnet",
 			"/home/u/.nuget/packages", "NuGet global packages (default ~/.nuget/packages)",
 			"/home/u/.local/share/NuGet/v3-cache", "NuGet HTTP cache (default ~/.local/share/NuGet/v3-cache)",
@@ -60,10 +70,10 @@ func TestPresetDirs(t *testing.T) {
 			"/home/u/.gradle/native", "Gradle native (default ~/.gradle/native)",
 			"/home/u/.gradle/daemon", "Gradle daemon (default ~/.gradle/daemon)",
 		)},
-		{"home with trailing slash", "rust", nil, "/home/u/", presetWant("rust",
+		{"home with trailing slash", "rust", nil, "/home/u/", append(presetWant("rust",
 			"/home/u/.cargo/registry", "Cargo registry (default ~/.cargo/registry)",
 			"/home/u/.cargo/git", "Cargo git checkouts (default ~/.cargo/git)",
-		)},
+		), cargoLocks("/home/u/.cargo", "default ~/.cargo")...)},
 
 		// Every variable set; values are cleaned.
 		{"node all variables", "node", []string{
@@ -104,10 +114,10 @@ func TestPresetDirs(t *testing.T) {
 			"/c/uv", "uv cache (UV_CACHE_DIR)",
 			"/c/poetry", "Poetry cache (POETRY_CACHE_DIR)",
 		)},
-		{"rust all variables", "rust", []string{"CARGO_HOME=/c/cargo"}, home, presetWant("rust",
+		{"rust all variables", "rust", []string{"CARGO_HOME=/c/cargo"}, home, append(presetWant("rust",
 			"/c/cargo/registry", "Cargo registry ($CARGO_HOME/registry)",
 			"/c/cargo/git", "Cargo git checkouts ($CARGO_HOME/git)",
-		)},
+		), cargoLocks("/c/cargo", "$CARGO_HOME")...)},
 		{"dotnet all variables", "dotnet", []string{
 			"NUGET_PACKAGES=/c/nuget", "NUGET_HTTP_CACHE_PATH=/c/http", "XDG_DATA_HOME=/x/data",
 		}, home, presetWant("dotnet",
@@ -140,10 +150,10 @@ func TestPresetDirs(t *testing.T) {
 			"/home/u/.nuget/packages", "NuGet global packages (default ~/.nuget/packages)",
 			"/x/data/NuGet/v3-cache", "NuGet HTTP cache ($XDG_DATA_HOME/NuGet/v3-cache)",
 		)},
-		{"rust ignores XDG", "rust", []string{"XDG_CACHE_HOME=/x/cache", "XDG_DATA_HOME=/x/data"}, home, presetWant("rust",
+		{"rust ignores XDG", "rust", []string{"XDG_CACHE_HOME=/x/cache", "XDG_DATA_HOME=/x/data"}, home, append(presetWant("rust",
 			"/home/u/.cargo/registry", "Cargo registry (default ~/.cargo/registry)",
 			"/home/u/.cargo/git", "Cargo git checkouts (default ~/.cargo/git)",
-		)},
+		), cargoLocks("/home/u/.cargo", "default ~/.cargo")...)},
 
 		// Go specifics.
 		{"GOCACHE=off skipped", "go", []string{"GOCACHE=off", "XDG_CACHE_HOME=/x/cache"}, home, presetWant("go",
@@ -228,10 +238,10 @@ func TestPresetDirs(t *testing.T) {
 		)},
 
 		// The environment: first occurrence wins, malformed entries skipped.
-		{"environ first occurrence", "rust", []string{"junk", "=/x", "CARGO_HOME=/c/one", "CARGO_HOME=/c/two"}, home, presetWant("rust",
+		{"environ first occurrence", "rust", []string{"junk", "=/x", "CARGO_HOME=/c/one", "CARGO_HOME=/c/two"}, home, append(presetWant("rust",
 			"/c/one/registry", "Cargo registry ($CARGO_HOME/registry)",
 			"/c/one/git", "Cargo git checkouts ($CARGO_HOME/git)",
-		)},
+		), cargoLocks("/c/one", "$CARGO_HOME")...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

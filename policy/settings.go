@@ -3,12 +3,17 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/sbx-sh/sbx/internal/settingsfile"
 )
 
 // layer is what one settings file says. Pointers distinguish "absent"
@@ -65,6 +70,7 @@ type layer struct {
 	commands                                          json.RawMessage
 	presets                                           []string
 	credentials                                       *Credentials
+	limits                                            *Limits
 
 	// sandboxEnabled is Claude Code's sandbox.enabled (the harness's
 	// switch); --claude-settings refuses to run when it merges to false.
@@ -81,8 +87,9 @@ type pathEntry struct {
 	optional bool
 	// from names where the entry came from, for notes.
 	from string
-	// create: a missing path is created (mode 0700) for a real run.
-	create bool
+	// create: a missing path is created (mode 0700) for a real run;
+	// with createFile, as an empty file (mode 0644) in such a directory.
+	create, createFile bool
 	// managed: the entry came from the managed layer (see merge.go).
 	managed bool
 	// untrusted: the entry came from a working tree's file the user
@@ -207,11 +214,42 @@ func (e *SettingsError) Error() string {
 
 // readLayer loads and strictly validates one settings file.
 func readLayer(file string, managed bool, ctx readCtx) (*layer, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	data, err := settingsfile.Read(file)
+	switch {
+	case errors.Is(err, settingsfile.ErrNotRegular), errors.Is(err, settingsfile.ErrTooLarge):
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("%v; a settings file must be a regular file of at most 1 MiB: point the path at one", err)}
+	case err != nil:
 		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("cannot read: %v; check the path and permissions", unwrapPathErr(err))}
 	}
 	return parseLayer(file, data, managed, ctx)
+}
+
+// jsonErrorAt is where in data the decoder's err lies, as "line L,
+// column C" (both from 1, the column in characters): the byte a syntax or
+// type error names, or the end for a document cut short; at, the
+// decoder's offset, when err says nothing more.
+func jsonErrorAt(data []byte, err error, at int64) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included.
+		at = max(se.Offset-1, 0)
+	case errors.As(err, &te):
+		at = max(te.Offset-1, 0)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		at = int64(len(data))
+	}
+	return position(data, int(at))
+}
+
+// position is byte offset at of data as "line L, column C".
+func position(data []byte, at int) string {
+	at = min(max(at, 0), len(data))
+	before := data[:at]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 // NetworkUpdate is the network part of one settings object sent on
@@ -248,10 +286,10 @@ func parseLayer(file string, data []byte, managed bool, ctx readCtx) (*layer, er
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&top); err != nil {
-		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("invalid JSON: %v; it must be one JSON object", err)}
+		return nil, &SettingsError{File: file, Problem: fmt.Sprintf("invalid JSON at %s: %v; it must be one JSON object", jsonErrorAt(data, err, dec.InputOffset()), err)}
 	}
 	if dec.More() {
-		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object"}
+		return nil, &SettingsError{File: file, Problem: "trailing data after the JSON object at " + position(data, int(dec.InputOffset()))}
 	}
 	if k := duplicateKey(data); k != "" {
 		return nil, &SettingsError{File: file, Key: k, Problem: "appears twice in one object; the later would silently replace the earlier: keep one"}
@@ -516,6 +554,8 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		}
 	case "credentials":
 		l.credentials, err = parseCredentials(l.file, shown, raw)
+	case "limits":
+		l.limits, err = parseLimits(l.file, shown, raw)
 	case "trustedProjectDirs":
 		err = l.addStrings(&l.trustedDirs, shown, raw)
 	case "commands":

@@ -2,9 +2,14 @@ package policy
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"github.com/sbx-sh/sbx/internal/hostaddr"
 )
 
 // The trust boundary.
@@ -40,6 +45,10 @@ import (
 // since either hands a terminated request, injected token and all, to
 // whoever the file names; Unix sockets outside the sandbox (a Docker or
 // D-Bus socket is the host); and the switches that turn enforcement off.
+// Termination itself (a bare tlsTerminate) is refused from such a file
+// while a credential is masked, since it switches injection on
+// (untrustedTermination); so is an allowedDomains entry naming the
+// host's own or a private network (untrustedReach).
 // The hosts credentials are injected toward by default (allowedDomains)
 // are those of trusted layers only (Network.TrustedDomains), so a
 // repository file that only adds a domain cannot make it a destination
@@ -259,13 +268,112 @@ func checkTrust(layers []*layer, trustAll bool, r resolver) error {
 			continue
 		}
 		w := l.weakens[0]
-		dir := filepath.Dir(filepath.Clean(abs))
-		if filepath.Base(dir) == ".claude" {
-			dir = filepath.Dir(dir)
-		}
-		return &SettingsError{File: l.file, Key: w.key, Problem: fmt.Sprintf("%s; review it, then pass --trust-project-settings (or list %s in sandbox.trustedProjectDirs in ~/.claude/settings.json)", w.why, dir)}
+		return &SettingsError{File: l.file, Key: w.key, Problem: w.why + "; " + trustFix(l)}
 	}
 	return nil
+}
+
+// trustFix is the way out of a refusal of repository layer l: review
+// it, then trust it.
+func trustFix(l *layer) string {
+	abs, _ := filepath.Abs(l.file)
+	dir := filepath.Dir(filepath.Clean(abs))
+	if filepath.Base(dir) == ".claude" {
+		dir = filepath.Dir(dir)
+	}
+	return fmt.Sprintf("review it, then pass --trust-project-settings (or list %s in sandbox.trustedProjectDirs in ~/.claude/settings.json)", dir)
+}
+
+// untrustedReach refuses an allowedDomains entry of a layer the user
+// has not trusted that names the host's own or a private network:
+// localhost in any spelling (localhost., LOCALHOST, *.localhost,
+// a.localhost), an address in one of the proxy's guarded ranges
+// (hostaddr.Guarded: loopback, link-local, metadata, private, CGNAT,
+// unspecified, multicast, reserved, and their IPv4-mapped, NAT64 and
+// 6to4 forms) in any spelling the proxy canonicalises (127.1,
+// 2130706433, 0x7f.1, 0177.0.0.1, [::1]:80, ::ffff:127.0.0.1), or an
+// address of this host. The proxy lets an address through its guard
+// when an allow entry names it literally, and loopback when the entry
+// is localhost: from a repository's file either would reach the
+// host's database, the Docker API or the cloud metadata service. An
+// entry a trusted layer names too (same host, the trusted one's port
+// or any) opens nothing new and passes.
+func untrustedReach(layers []*layer) error {
+	type hp struct {
+		host string
+		port int
+	}
+	trusted := map[hp]bool{}
+	for _, l := range layers {
+		if !l.trusted {
+			continue
+		}
+		for _, e := range l.allowedDomains {
+			if h, port, _, ok := entryHost(e); ok {
+				trusted[hp{h, port}] = true
+			}
+		}
+	}
+	own := sync.OnceValue(ownAddrs) // asked only for a public address
+	for _, l := range layers {
+		if l.trusted {
+			continue
+		}
+		for _, e := range l.allowedDomains {
+			h, port, ip, ok := entryHost(e)
+			if !ok || trusted[hp{h, 0}] || trusted[hp{h, port}] {
+				continue
+			}
+			what := ""
+			switch {
+			case ip.IsValid() && hostaddr.Classify(ip) != "":
+				what = fmt.Sprintf("%s (%s)", ip, hostaddr.Classify(ip))
+			case ip.IsValid() && own()[ip]:
+				what = fmt.Sprintf("%s (an address of this host)", ip)
+			case !ip.IsValid() && hostaddr.IsLocalhostName(h):
+				what = "the host's loopback (localhost)"
+			default:
+				continue
+			}
+			return &SettingsError{File: l.file, Key: "network.allowedDomains", Problem: fmt.Sprintf("entry %q names %s, which the proxy would then let the command reach; a file in the working tree may not open the host's own or private network: %s", e, what, trustFix(l))}
+		}
+	}
+	return nil
+}
+
+// entryHost is the canonical host of an allowedDomains entry (the base
+// of a wildcard), its port (0 any) and its address when it is one; ok
+// false for an entry that does not parse (the proxy refuses it at
+// start-up). An IPv6 zone is dropped here: the proxy refuses zones, and
+// the address is judged all the same.
+func entryHost(e string) (h string, port int, ip netip.Addr, ok bool) {
+	hostPart, port, err := hostaddr.SplitEntry(e)
+	if err != nil {
+		return "", 0, netip.Addr{}, false
+	}
+	hostPart = strings.TrimPrefix(hostPart, "*.")
+	if i := strings.IndexByte(hostPart, '%'); i >= 0 && strings.Contains(hostPart, ":") {
+		hostPart = strings.TrimPrefix(hostPart[:i], "[")
+	}
+	h, ip, err = hostaddr.Canonical(hostPart)
+	if err != nil {
+		return "", 0, netip.Addr{}, false
+	}
+	return h, port, ip, true
+}
+
+// ownAddrs are the host's interface addresses (unmapped).
+func ownAddrs() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out[ip.Unmap()] = true
+			}
+		}
+	}
+	return out
 }
 
 // untrustedWrites refuses a writable path (resolved) that only untrusted
@@ -287,4 +395,35 @@ func untrustedWrites(g *grantLog, list string, writes []string, m *merged, trees
 		return fmt.Errorf("%s: %s %s lies outside the working tree; %s: %s", strings.Join(m.src[list][a], ", "), list, a, whyWrites, trustHint)
 	}
 	return nil
+}
+
+// untrustedTermination refuses TLS termination that only a layer the
+// user has not trusted turns on (a bare "tlsTerminate": {} in a
+// repository's file) while a credential is masked: termination is what
+// puts the real values back into requests toward their inject hosts, so
+// such a file would switch on the injection of the user's secrets. With
+// no masked credential there is nothing to inject, and termination from
+// such a file is honoured. --tls-terminate, or a trusted file that sets
+// tlsTerminate, is the user's choice.
+func untrustedTermination(m *merged, flag bool, c *Credentials) error {
+	l := m.tlsUntrusted
+	if m.tls == nil || l == nil || flag || m.tlsTrusted || !masksSecrets(c) {
+		return nil
+	}
+	return &SettingsError{File: l.file, Key: "network.tlsTerminate", Problem: "turns TLS termination on, and with it the injection of the masked credentials' real values into requests; a file in the working tree may not: " + trustFix(l) + ", or pass --tls-terminate yourself"}
+}
+
+// masksSecrets reports whether c masks a credential (a variable or a
+// file in mode mask, an AWS pair): one whose real value termination
+// would inject.
+func masksSecrets(c *Credentials) bool {
+	if c == nil {
+		return false
+	}
+	for _, r := range append(append([]CredentialRule(nil), c.EnvVars...), c.Files...) {
+		if r.Mode == "mask" {
+			return true
+		}
+	}
+	return len(c.AWSPairs) > 0
 }

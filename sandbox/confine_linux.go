@@ -111,7 +111,7 @@ func startConfined(pl *Plan, path string, files []*os.File) (int, *os.File, erro
 
 // loadPlain compiles and loads the filter without notification.
 func loadPlain(c seccomp.Config) error {
-	c.Notify = false
+	c.Notify, c.ObserveNet = false, false
 	prog, err := seccomp.Compile(c)
 	if err != nil {
 		return err

@@ -8,9 +8,20 @@ package sandbox
 // created there and handed over as a descriptor (SCM_RIGHTS):
 //
 //	PID 1 → supervisor    "listen"   + the proxy's HTTP and SOCKS listeners
-//	PID 1 → supervisor    "overlays" + discard overlays' layers (recvOverlays)
+//	PID 1 → supervisor    "overlays" + discard overlays' layers (takeStart)
 //	PID 1 → supervisor    "capture"  + the capture device (captureOps)
 //	command → supervisor  "notify"   + the seccomp filter's listener
+//
+// The receiver assumes no order among them: each message is taken by its
+// tag. The order they are sent in depends on the plan (PID 1 makes the
+// capture device before the view, and not at all when the early process
+// made it; "listen" follows the view), so a receiver that expected one
+// message first failed a run at random. Only the "overlays" messages keep
+// their order among themselves (their descriptors are in plan order), which
+// a SOCK_SEQPACKET socket guarantees. All of them are sent before the
+// command's execve, which is when rawexec.Start returns: the supervisor
+// then takes every one queued (takeStart) and serves the rest as they come
+// (readLoop), both through one dispatch (handle).
 //
 // PID 1 runs no Go (start_linux.go): it serves the published ports' dials on
 // a SOCK_SEQPACKET pair of their own, in rawexec's binary protocol
@@ -75,10 +86,13 @@ type ctlSide struct {
 	col   *violations.Collector
 	unix  *seccomp.UnixAllow
 	files *fileObserver // --observe-files, or nil
-	notif *seccomp.Listener
-	proxy *netproxy.Proxy
-	pubs  []net.Listener
-	ctl   *net.UnixConn
+	// netNone: connects and sends are notified (--net none) and the
+	// ones to unreachable addresses recorded.
+	netNone bool
+	notif   *seccomp.Listener
+	proxy   *netproxy.Proxy
+	pubs    []net.Listener
+	ctl     *net.UnixConn
 	// dial: the published ports' dial socket (PID 1 is rawexec's
 	// reaper); nil without published ports.
 	dial   *net.UnixConn
@@ -101,7 +115,7 @@ type ctlSide struct {
 // setting is exit 125 with nothing run. With --control-fd it starts
 // reading network-list updates (to stderr go the bad lines).
 func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctlSide, error) {
-	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}}
+	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}, netNone: pl.Seccomp.ObserveNet}
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
 		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites, fi: seccomp.NewFileInspector()}
@@ -157,10 +171,12 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 }
 
 // start takes over the supervisor's end of the control socket once the
-// sandbox's first process runs.
-func (ns *ctlSide) start(f *os.File) error {
+// sandbox's first process runs; taken are the messages takeStart read
+// from it already.
+func (ns *ctlSide) start(f *os.File, taken []ctlMessage) error {
 	c, err := unixConn(f)
 	if err != nil {
+		closeMessages(taken)
 		return fmt.Errorf("control socket: %w", err)
 	}
 	ns.ctl = c
@@ -170,6 +186,9 @@ func (ns *ctlSide) start(f *os.File) error {
 	if ns.device != nil {
 		ns.takeDevice(ns.device)
 		ns.device = nil
+	}
+	for _, m := range taken {
+		ns.handle(m)
 	}
 	ns.wg.Add(1)
 	go ns.readLoop()
@@ -200,48 +219,123 @@ func (ns *ctlSide) readLoop() {
 			// socket may end before that reply is read.
 			return
 		}
-		files := receivedFiles(oob[:oobn])
-		f := strings.Fields(string(buf[:n]))
-		switch {
-		case len(f) == 1 && f[0] == "listen" && len(files) == 2 && ns.proxy != nil:
-			ls := make([]net.Listener, 2)
-			for i, lf := range files {
-				l, err := net.FileListener(lf)
-				lf.Close()
-				if err != nil {
-					continue
-				}
-				ls[i] = relayListener{l}
-			}
-			if ls[0] != nil {
-				go func() { _ = ns.proxy.ServeHTTP(ls[0]) }()
-			}
-			if ls[1] != nil {
-				go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
-			}
-		case len(f) == 1 && f[0] == "capture" && len(files) == 1:
-			ns.takeDevice(files[0])
-		case len(f) == 1 && f[0] == "notify" && len(files) == 1:
-			l := seccomp.NewListener(files[0])
-			ns.mu.Lock()
-			if ns.closed {
-				ns.mu.Unlock()
-				l.Close()
+		ns.handle(ctlMessage{tag: string(buf[:n]), files: receivedFiles(oob[:oobn])})
+	}
+}
+
+// handle serves one message from the control socket, whatever came
+// before it; an unknown one (or one with the wrong descriptors) is
+// dropped, its descriptors closed.
+func (ns *ctlSide) handle(m ctlMessage) {
+	files := m.files
+	switch {
+	case m.tag == "listen" && len(files) == 2 && ns.proxy != nil:
+		ls := make([]net.Listener, 2)
+		for i, lf := range files {
+			l, err := net.FileListener(lf)
+			lf.Close()
+			if err != nil {
 				continue
 			}
-			ns.notif = l
+			ls[i] = relayListener{l}
+		}
+		if ls[0] != nil {
+			go func() { _ = ns.proxy.ServeHTTP(ls[0]) }()
+		}
+		if ls[1] != nil {
+			go func() { _ = ns.proxy.ServeSOCKS(ls[1]) }()
+		}
+	case m.tag == "capture" && len(files) == 1:
+		ns.takeDevice(files[0])
+	case m.tag == "notify" && len(files) == 1:
+		l := seccomp.NewListener(files[0])
+		ns.mu.Lock()
+		if ns.closed {
 			ns.mu.Unlock()
-			ns.wg.Add(1)
-			go func() {
-				defer ns.wg.Done()
-				_ = seccomp.Serve(l, ns.answer)
-			}()
-		default:
-			for _, x := range files {
-				x.Close()
-			}
+			l.Close()
+			return
+		}
+		ns.notif = l
+		ns.mu.Unlock()
+		ns.wg.Add(1)
+		go func() {
+			defer ns.wg.Done()
+			_ = seccomp.Serve(l, ns.answer)
+		}()
+	default:
+		closeMessages([]ctlMessage{m})
+	}
+}
+
+// ctlMessage is one message of the control socket: its tag and the
+// descriptors it carried.
+type ctlMessage struct {
+	tag   string
+	files []*os.File
+}
+
+func closeMessages(ms []ctlMessage) {
+	for _, m := range ms {
+		for _, f := range m.files {
+			f.Close()
 		}
 	}
+}
+
+// takeStart reads the messages queued on the control socket sock until
+// it has taken overlays "overlays" messages, in whatever order the others
+// came: it returns the overlays' descriptors (in the order sent) and the
+// other messages it read on the way, for ctlSide.start. Everything it
+// waits for was sent before rawexec.Start returned, so it does not
+// block: a message missing is an error, as is one truncated.
+func takeStart(sock *os.File, overlays int) (fds []int, other []ctlMessage, err error) {
+	if overlays == 0 {
+		return nil, nil, nil
+	}
+	fail := func(err error) ([]int, []ctlMessage, error) {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		closeMessages(other)
+		return nil, nil, fmt.Errorf("receiving the discard overlays from the sandbox: %w", err)
+	}
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(4*253))
+	for got := 0; got < overlays; {
+		k, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EAGAIN) {
+			return fail(fmt.Errorf("%d of %d messages arrived", got, overlays))
+		}
+		if err != nil {
+			return fail(err)
+		}
+		var rights []int
+		if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, m := range msgs {
+				if r, e := unix.ParseUnixRights(&m); e == nil {
+					rights = append(rights, r...)
+				}
+			}
+		}
+		tag := string(buf[:k])
+		if tag == "overlays" {
+			fds = append(fds, rights...)
+			got++
+		} else {
+			m := ctlMessage{tag: tag}
+			for _, fd := range rights {
+				m.files = append(m.files, os.NewFile(uintptr(fd), "received"))
+			}
+			other = append(other, m)
+		}
+		switch {
+		case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
+			return fail(fmt.Errorf("a message (%q) was truncated", tag))
+		case k == 0 && oobn == 0:
+			return fail(fmt.Errorf("the socket ended after %d of %d messages", got, overlays))
+		}
+	}
+	return fds, other, nil
 }
 
 // takeDevice serves the capture device f (one per run), or closes it.
@@ -496,6 +590,21 @@ func (ns *ctlSide) doClose() {
 // answer decides one seccomp notification: a connect(2) under the Unix
 // socket allow-list, or a refused call, answered EPERM and recorded.
 func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
+	if ns.netNone {
+		// A connect or send naming a destination: the kernel decides
+		// (no route but loopback); the record says what was refused.
+		if nc, ok, err := seccomp.InspectNet(r); ok {
+			if err == nil {
+				if rec, refused := netRecord(r, nc, servesDNS); refused && r.Valid() {
+					rec.Exe = exeOf(r.PID)
+					ns.col.Add(rec)
+				}
+			}
+			if r.Syscall != "connect" || ns.unix == nil {
+				return seccomp.Response{Continue: true}
+			}
+		}
+	}
 	if r.Syscall == "connect" && ns.unix != nil {
 		resp, d := ns.unix.Connect(r)
 		if d != nil {
@@ -508,9 +617,11 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 		}
 		return resp
 	}
-	if ns.files != nil {
+	_, setID := seccomp.SetIDMode(r)
+	if ns.files != nil && !setID {
 		// An observed file call: the kernel decides (Continue); the
-		// observer records it when the sandbox refuses it.
+		// observer records it when the sandbox refuses it. A set-id
+		// mode is refused below, whoever else observes the call.
 		if fc, ok, err := ns.files.fi.Inspect(r); ok {
 			if err == nil {
 				if rec, refused := ns.files.record(r, fc); refused && r.Valid() {

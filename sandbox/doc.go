@@ -15,11 +15,20 @@
 // closing) kills everything left and removes the stubs. With discard
 // overlays it hands the supervisor descriptors on their upper layers,
 // which the supervisor reads once the sandbox's processes are gone (the
-// discard records, --save-changes) before it lets PID 1 finish, and it
+// discard records, --save-changes) before it lets PID 1 finish; once the
+// run is over the supervisor runs the after-run check (afterrun_linux.go)
+// over the writable roots, the working directory and HOME; and it
 // connects to published ports inside the sandbox for the supervisor. It
 // is the only start of the full mode, for every plan; it is built for
 // linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode
 // (exit 125, naming --weaker-nested).
+//
+// The limits (limits.go) are planned with the rest (Plan.Limits: each
+// limit's mechanism on this host, a cgroup v2 or v1 child of the run's
+// own, rlimits, the tmpfs size), refused when asked for and not
+// enforceable; the start makes the run's cgroup, which the first process
+// joins before it forks, sets the rlimits in the command, records the
+// limits hit at the end, and removes the cgroup.
 //
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child
@@ -28,7 +37,9 @@
 // whole, so a plan with a read-denied path inside a writable place is
 // refused there (weakerDenyReads), never run as if the deny held.
 //
-// What is not here: `sbx doctor`'s probes and diagnosis (package doctor),
+// What is not here: `sbx doctor`'s probes and diagnosis (package doctor,
+// whose Explain also words this package's message when the user namespace
+// cannot be created),
 // the macOS launch (package darwin/launch), the proxy and its client
 // environment (package netproxy), the mount plan (package ns). On other
 // OSes Run and Launch refuse with status 125.

@@ -10,6 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// RuleUndeclared is the rule of a read refused because --reads declared
+// left it out of the view.
+const RuleUndeclared = "--reads declared: not declared (--allow-read PATH)"
+
 // fileObserver turns observed file-system calls (--observe-files) into
 // records for the ones the sandbox refuses. The kernel decides each call
 // (the observer answers Continue); the observer predicts, from what the
@@ -33,13 +37,63 @@ type fileObserver struct {
 	ops []ns.Op
 	// noPty: the view has no /dev/ptmx and no /dev/pts (no allowPty).
 	noPty bool
-	fi    *seccomp.FileInspector
+	// emptyRoot: the view starts empty (--reads declared, denyRead "/"):
+	// a host path nothing binds in is absent, and a read of it is
+	// refused by the view (undeclared).
+	emptyRoot bool
+	fi        *seccomp.FileInspector
 }
 
 // setOps takes the complete mount plan (before any notification).
 func (o *fileObserver) setOps(mp ns.MountPlan) {
 	o.ops = mp.Ops
 	o.noPty = !mp.Pty && !mp.HostFS
+	o.emptyRoot = mp.EmptyRoot
+}
+
+// undeclared reports whether a read of n is refused by the empty root:
+// the name is absent from the view, no bind of the host holds it (the
+// view's own /proc, /dev and /tmp are not the host's), and the host has
+// it. A name the host lacks as well is an ordinary ENOENT, not a
+// refusal. The supervisor's lstat of the host path reads nothing of it.
+func (o *fileObserver) undeclared(n seccomp.FileName) (string, bool) {
+	if !o.emptyRoot || n.Effect != seccomp.EffectRead {
+		return "", false
+	}
+	absent := n.Missing || errors.Is(n.Err, unix.ENOENT) || errors.Is(n.Err, unix.ENOTDIR)
+	if !absent {
+		return "", false
+	}
+	p := n.Resolved
+	if p == "" {
+		p = n.Abs
+	}
+	if p == "" || p[0] != '/' {
+		return "", false
+	}
+	op, found := o.cover(p)
+	for _, own := range []string{"/proc", "/dev", "/tmp"} {
+		// The view's own: the host's files there are absent in every
+		// mode, except under the way made to the working directory
+		// (the empty directories of OpDir), which --reads declared
+		// leaves empty.
+		if (p == own || strings.HasPrefix(p, own+"/")) && !(found && op.Kind == ns.OpDir) {
+			return "", false
+		}
+	}
+	if found {
+		switch op.Kind {
+		case ns.OpRW, ns.OpRO, ns.OpOverlay, ns.OpContent, ns.OpMask:
+			// From the host (absent there too), or a mask, whose
+			// refusal is the mask's.
+			return "", false
+		}
+	}
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return "", false
+	}
+	return p, true
 }
 
 // isPty reports whether n names the pseudo-terminal multiplexer or a
@@ -108,6 +162,17 @@ func (o *fileObserver) record(r *seccomp.Request, fc *seccomp.FileCall) (violati
 		}
 		if (n.Effect == seccomp.EffectRead && !o.reads) || (n.Effect != seccomp.EffectRead && !o.writes) {
 			continue
+		}
+		if p, ok := o.undeclared(n); ok {
+			detail := "read: not declared (--reads declared)"
+			if isOpen {
+				detail += " (" + openFlags(fc.Flags) + ")"
+			}
+			return violations.Record{
+				Kind: violations.KindFileRead, Source: violations.SourceObserver,
+				PID: r.PID, Syscall: fc.Syscall, Path: n.Path, Resolved: p,
+				Detail: detail, Rule: RuleUndeclared,
+			}, true
 		}
 		why, at, ok := o.refused(n, isOpen)
 		if !ok {

@@ -42,6 +42,8 @@ type Plan struct {
 	// AskFD is --ask-fd: the supervisor asks there about unlisted hosts.
 	AskFD      int           `json:"askFd,omitempty"`
 	AskTimeout time.Duration `json:"askTimeout,omitempty"`
+	// Limits is how each limit is enforced here (limits.go).
+	Limits *LimitPlan `json:"limits,omitempty"`
 
 	// The supervisor's side of credentials masking: the real values
 	// (never serialised), the masked files' copies (turned into mount ops
@@ -57,6 +59,9 @@ type Plan struct {
 	// saveWritable is the allowWrite path holding SaveChanges, if any:
 	// refused, as the command could write there.
 	saveWritable string
+	// writable are the writable roots, where the after-run check looks
+	// (afterrun_linux.go), in both modes.
+	writable []string
 }
 
 // Compute builds the Plan for p.
@@ -101,6 +106,10 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 	if err := computeNet(pl, p); err != nil {
 		return nil, err
 	}
+	var err error
+	if pl.Limits, err = hostLimits(p.Limits, pl.Weaker); err != nil {
+		return nil, err
+	}
 	secrets, notes, err := maskSecrets(pl, p)
 	if err != nil {
 		return nil, err
@@ -128,6 +137,10 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		Notify:        !pl.Weaker,
 		ObserveWrites: p.ObserveFiles == "writes" || p.ObserveFiles == "all",
 		ObserveReads:  p.ObserveFiles == "reads" || p.ObserveFiles == "all",
+		// With no network (--net none) the namespace holds loopback
+		// alone: a connect or send to any other address fails, and the
+		// supervisor records it (netRecord).
+		ObserveNet: !pl.Weaker && !pl.HostNet && p.Network.Mode != "filtered",
 	}
 	if len(p.Network.AllowUnixSockets) > 0 && !p.Network.AllowAllUnixSockets {
 		if pl.Weaker {
@@ -146,6 +159,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 // Landlock rules and the seccomp program.
 func (pl *Plan) enforcement(p *policy.Policy) error {
 	writable := landlock.WritableRoots(p)
+	pl.writable = writable
 	var err error
 	if !pl.Weaker {
 		if pl.Mounts, err = ns.PlanMounts(p, writable); err != nil {
@@ -155,6 +169,9 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			pl.Mounts.Ops = append(pl.Mounts.Ops, ns.Op{Kind: ns.OpContent, Path: f.Path, Content: f.Content, Why: "credentials.files (masked)"})
 		}
 		pl.captureViewOps(p)
+		if _, ok := pl.Limits.uses("tmpSize"); ok {
+			pl.Mounts.TmpSize = p.Limits.TmpSize
+		}
 		for _, op := range pl.Mounts.Ops {
 			if op.Kind == ns.OpStub && filepath.Base(op.Path) == ".git" {
 				pl.Env = goVCSOff(pl.Env)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sbx-sh/sbx/doctor"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
@@ -25,7 +26,7 @@ import (
 // nil) receives every denial the supervisor sees.
 func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 	if pl.Weaker {
-		return runWeaker(pl, stderr)
+		return runWeaker(pl, stderr, col)
 	}
 	DropPrespawn() // made for a plan not known yet: this one may differ
 	code, _ := withSaveDir(pl, func() (int, error) { return run(pl, stderr, col, nil) })
@@ -54,7 +55,7 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		if ready != nil {
 			ready(pl)
 		}
-		return runWeaker(pl, stderr), nil
+		return runWeaker(pl, stderr, col), nil
 	}
 	pl, err := basePlan(p)
 	if err != nil {
@@ -101,25 +102,36 @@ func failf(w io.Writer, format string, a ...any) int {
 	return 125
 }
 
-// usernsProblem explains why a user namespace could not be created.
+// usernsProblem explains why a user namespace could not be created: the
+// reason `sbx doctor` gives (doctor.Explain reads the same files and
+// takes err for its probe's result, so the two never disagree), and the
+// first fix in one line.
 func usernsProblem(err error) string {
-	read := func(p string) string {
-		b, _ := os.ReadFile(p)
-		return strings.TrimSpace(string(b))
+	var errno unix.Errno
+	if !errors.As(err, &errno) || errno != unix.EPERM && errno != unix.EACCES && errno != unix.ENOSPC {
+		// Not a refusal of the namespace (out of memory, of processes).
+		return fmt.Sprintf("cannot start the sandbox: %v", err)
 	}
-	switch {
-	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
-		return fmt.Sprintf("cannot create a user namespace (%v): AppArmor restricts unprivileged user namespaces (Ubuntu 24.04+); fix: an AppArmor profile for sbx granting 'userns', or sysctl kernel.apparmor_restrict_unprivileged_userns=0, or run with --weaker-nested (Landlock + seccomp only)", err)
-	case read("/proc/sys/user/max_user_namespaces") == "0":
-		return fmt.Sprintf("cannot create a user namespace (%v): user.max_user_namespaces is 0; fix: sysctl user.max_user_namespaces=15000, or run with --weaker-nested (Landlock + seccomp only)", err)
-	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
-		return fmt.Sprintf("cannot create a user namespace (%v): kernel.unprivileged_userns_clone is 0; fix: sysctl kernel.unprivileged_userns_clone=1, or run with --weaker-nested (Landlock + seccomp only)", err)
-	case errors.Is(err, unix.ENOSPC):
-		return fmt.Sprintf("cannot create a user namespace (%v): the user-namespace limit is reached (user.max_user_namespaces, or nesting deeper than 32); fix: raise the limit, or run with --weaker-nested (Landlock + seccomp only)", err)
-	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		return fmt.Sprintf("cannot create a user namespace (%v): not permitted here (a container without user namespaces, or a seccomp profile that blocks them); fix: allow user namespaces, or run with --weaker-nested (Landlock + seccomp only)", err)
+	d := doctor.Explain(err)
+	msg := "cannot create a user namespace: " + d.Message
+	var fixes []string
+	for i, f := range d.Fixes {
+		if i > 0 && !strings.HasPrefix(f.Say, "or, changing nothing") {
+			continue // the first fix, and the weaker mode
+		}
+		switch {
+		case len(f.Commands) > 0 && strings.HasPrefix(f.Commands[0], "sbx --weaker-nested"):
+			fixes = append(fixes, "run with --weaker-nested (Landlock + seccomp only)")
+		case len(f.Commands) > 0 && !strings.Contains(f.Commands[0], "\n"):
+			fixes = append(fixes, f.Commands[0])
+		default:
+			fixes = append(fixes, f.Say)
+		}
 	}
-	return fmt.Sprintf("cannot start the sandbox: %v", err)
+	if len(fixes) > 0 {
+		msg += "; fix: " + strings.Join(fixes, ", or ")
+	}
+	return msg
 }
 
 // relay passes sbx's signals on to the sandbox's PID 1 and keeps its

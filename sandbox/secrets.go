@@ -153,6 +153,16 @@ func injector(pl *Plan, col *violations.Collector) func(*http.Request, string, i
 				case err != nil:
 					return "cannot re-sign this AWS request: " + err.Error()
 				case res.Denied != "":
+					if col != nil {
+						col.Add(violations.Record{
+							Kind:   KindCredential,
+							Source: violations.SourceProxy,
+							Host:   host,
+							Port:   port,
+							Rule:   "credentials: sigv4",
+							Detail: "AWS request not re-signed: " + res.Denied,
+						})
+					}
 					return res.Denied
 				}
 			}

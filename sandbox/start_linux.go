@@ -197,7 +197,8 @@ type launch struct {
 	path              string // the command, looked up
 
 	lifeR, lifeW, statR, statW, ackR, ackW *os.File
-	gateR, gateW                           *os.File // the command waits on gateR for the supervisor's signal handlers
+	lim                                    limitsStart // the limits' cgroup and tmpfs report
+	gateR, gateW                           *os.File    // the command waits on gateR for the supervisor's signal handlers
 	sigc                                   chan os.Signal
 	notified                               chan struct{}
 }
@@ -214,6 +215,7 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	relayAllCPUs.Store(pl.Net.TLS != nil)
 	l.early, l.earlyCap = takeEarlyCapture()
 	defer l.cleanup()
+	places := afterRunBefore(pl) // before the view's stubs are made
 	err := l.compile()
 	if err == nil {
 		err = l.prepare()
@@ -225,7 +227,11 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	if err != nil {
 		return failf(stderr, "%v", err), nil
 	}
-	return l.startAndSupervise(ready), nil
+	code := l.startAndSupervise(ready)
+	if l.started {
+		afterRunCheck(places, col, stderr)
+	}
+	return code, nil
 }
 
 // cleanup releases what the stages left: the stubs (when the first
@@ -251,6 +257,7 @@ func (l *launch) cleanup() {
 	l.nw.close()
 	l.lle.Close()
 	l.early.Abandon() // a no-op once Start has it
+	l.limitsCleanup()
 	select {
 	case <-l.notified: // nil (never made) blocks: nothing to stop
 		go signal.Stop(l.sigc)
@@ -274,6 +281,10 @@ func (l *launch) compile() error {
 		l.early.Call(l.lle.Func()) // best effort: the command adds what it did not
 	}
 	prog.Grow(1024 + 8*len(pl.Mounts.Ops) + 6*len(pl.Landlock.Rules)) // the default plan is about 850 ops
+	// First of all, before it forks anything: the run's cgroup.
+	if err := l.limitsBegin(prog); err != nil {
+		return err
+	}
 	// PID 1 is a copy of the supervisor, command line included, and
 	// /proc/PID/cmdline is readable by anyone (no ptrace check): sbx's
 	// arguments can carry a value the sandbox must not see (--set-env of
@@ -366,6 +377,7 @@ func (l *launch) sockets() error {
 func (l *launch) compileCommand() error {
 	pl, prog := l.pl, &l.prog
 	prog.Syscall("setsid", unix.SYS_SETSID)
+	l.rlimitOps(prog)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
 	if err := pl.Landlock.Compile(prog, l.lle); err != nil {
@@ -381,6 +393,7 @@ func (l *launch) compileCommand() error {
 		// same rules without reporting: compiled here.
 		plainCfg := pl.Seccomp
 		plainCfg.Notify = false
+		plainCfg.ObserveNet = false // only reports: the kernel refuses alike
 		plain, plainErr := seccomp.Compile(plainCfg)
 		notifyOps(prog, l.sock, fprog, plain, plainErr, pl.Seccomp.UnixConnect)
 	} else {
@@ -481,6 +494,9 @@ func (l *launch) attr() *rawexec.Attr {
 	if l.dial >= 0 {
 		keep = append(keep, l.dial)
 	}
+	if l.lim.statW != nil {
+		keep = append(keep, int(l.lim.statW.Fd()))
+	}
 	attr := &rawexec.Attr{
 		Path:  l.path,
 		Args:  pl.Argv,
@@ -570,6 +586,7 @@ func (l *launch) startAndSupervise(ready func(*Plan)) int {
 	}
 	l.early = nil // Start owns it
 	proc, startErr := rawexec.Start(&l.prog, attr)
+	l.limitsStarted(proc)
 	for _, f := range []**os.File{&l.lifeR, &l.statW, &l.ackR, &l.ctlInit, &l.dialInit, &l.gateR, &l.gateW} {
 		if *f != nil {
 			(*f).Close()
@@ -612,8 +629,9 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 		return failf(l.stderr, "%v", err)
 	}
 	// The overlays' descriptors were sent before the fork: they are
-	// there, ahead of anything else on the socket.
-	discards, err := recvOverlays(l.ctlSup, l.view)
+	// queued, among the other messages PID 1 sent (in an order
+	// takeStart does not rely on).
+	discards, taken, err := l.takeOverlays()
 	if err != nil {
 		return abort(err)
 	}
@@ -625,13 +643,15 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 			l.dialSup = nil
 		}
 		if err == nil {
-			err = l.nw.start(l.ctlSup)
-			l.ctlSup = nil
+			err = l.nw.start(l.ctlSup, taken)
+			taken, l.ctlSup = nil, nil
 		}
 		if err != nil {
+			closeMessages(taken)
 			return abort(err)
 		}
 	}
+	closeMessages(taken) // none without the control side
 	rl := startRelay(l.sigc, l.notified, l.pl.Timeout, l.lifeW,
 		func(s os.Signal) { _ = proc.Signal(s.(unix.Signal)) }, func() { _ = proc.Signal(unix.SIGKILL) })
 	defer rl.end()
@@ -640,6 +660,7 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 	if !final {
 		_, _ = proc.Wait()
 	}
+	l.limitsEnd(proc, ws, exited, final)
 	// After its last record the first process has nothing left but its
 	// exit: every process of the sandbox is gone, the stubs are removed,
 	// and its next call is exit_group. The kernel's teardown of the
@@ -726,39 +747,24 @@ func (l *launch) commandFailed(startErr error) int {
 	return failf(l.stderr, "%v", startErr)
 }
 
-// recvOverlays takes the discard overlays' descriptors the first process
-// sent on sock (nil, nil for a view without overlays).
-func recvOverlays(sock *os.File, view *ns.View) (*ns.Discards, error) {
-	n := view.OverlayMessages()
+// takeOverlays takes the discard overlays' descriptors the first process
+// sent on the control socket (nil for a view without overlays), and the
+// other messages read on the way (takeStart).
+func (l *launch) takeOverlays() (*ns.Discards, []ctlMessage, error) {
+	n := l.view.OverlayMessages()
 	if n == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var fds []int
-	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(4*253))
-	for range n {
-		k, oobn, flags, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
-		if err == nil {
-			var msgs []unix.SocketControlMessage
-			if msgs, err = unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-				for _, m := range msgs {
-					if r, e := unix.ParseUnixRights(&m); e == nil {
-						fds = append(fds, r...)
-					}
-				}
-			}
-			if err == nil && (string(buf[:k]) != "overlays" || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0) {
-				err = errors.New("unexpected message")
-			}
-		}
-		if err != nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			return nil, fmt.Errorf("receiving the discard overlays from the sandbox: %v", err)
-		}
+	fds, taken, err := takeStart(l.ctlSup, n)
+	if err != nil {
+		return nil, nil, err
 	}
-	return view.Discards(fds)
+	d, err := l.view.Discards(fds)
+	if err != nil {
+		closeMessages(taken)
+		return nil, nil, fmt.Errorf("receiving the discard overlays from the sandbox: %w", err)
+	}
+	return d, taken, nil
 }
 
 // opMessage is an op's failure as sbx reports it: the op's label names

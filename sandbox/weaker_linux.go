@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,8 +20,8 @@ import (
 // isolation beyond what Landlock (TCP) and seccomp (other sockets) refuse.
 // sbx becomes a child subreaper so that every descendant, also one that
 // left the command's session, is killed and reaped at the end.
-func runWeaker(pl *Plan, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "sbx: weaker sandbox (enableWeakerNestedSandbox): Landlock + seccomp only; no namespaces, so no private /tmp, the host's processes are visible, and protected names inside writable places are not enforced")
+func runWeaker(pl *Plan, stderr io.Writer, col *violations.Collector) int {
+	fmt.Fprintln(stderr, "sbx: weaker sandbox (enableWeakerNestedSandbox): Landlock + seccomp only; no namespaces, so /tmp is the host's (writable only where allowWrite says), the host's processes are visible, and protected names inside writable places are not enforced")
 	closeExtraFDs()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return failf(stderr, "becoming a subreaper: %v", err)
@@ -33,6 +34,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	defer signal.Stop(sigs)
+	places := afterRunBefore(pl)
 	pid, _, err := startConfined(pl, path, commandFiles(pl.KeepFDs))
 	if err != nil {
 		fmt.Fprintf(stderr, "sbx: %v\n", err)
@@ -60,6 +62,7 @@ func runWeaker(pl *Plan, stderr io.Writer) int {
 		}
 	}
 	killDescendants()
+	afterRunCheck(places, col, stderr)
 	if timedOut {
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the command was killed\n", pl.Timeout)
 		return 124

@@ -37,6 +37,17 @@ type Config struct {
 	// ObserveReads sends every open, openat, openat2 and creat to user
 	// notification (Notify is required), whatever its flags.
 	ObserveReads bool `json:"observeReads"`
+	// ObserveNet sends the calls that name a network destination to user
+	// notification (Notify is required): every connect(2), and sendto(2)
+	// with a destination address (its fifth argument not NULL; a plain
+	// send(2) on a connected socket is not notified). sendmsg(2) and
+	// sendmmsg(2) are not notified (their destination is in memory the
+	// filter cannot read, and they carry descriptors between processes).
+	// The supervisor looks at the destination and answers Continue: the
+	// kernel decides, the observer only reports (see InspectNet). Meant
+	// for a network namespace with loopback alone, where every other
+	// destination is unreachable.
+	ObserveNet bool `json:"observeNet"`
 }
 
 // Program is a compiled classic-BPF filter, as the kernel reads it

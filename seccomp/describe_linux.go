@@ -265,6 +265,15 @@ func Describe(r *Request) (syscall string, detail string) {
 		detail = "from " + fd(0) + " " + str(1) + ", to " + fd(2) + " " + str(3)
 	case "fsopen":
 		detail = str(0)
+	case "chmod", "creat", "mkdir", "mknod", "open":
+		detail = str(0)
+	case "fchmodat", "fchmodat2", "mkdirat", "mknodat", "openat":
+		detail = fd(0) + ", " + str(1)
+	case "fchmod":
+		detail = fd(0)
+	}
+	if mode, ok := SetIDMode(r); ok {
+		detail += ", " + ModeString(mode)
 	}
 	return syscall, detail
 }

@@ -33,6 +33,12 @@
 //     move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr), setns;
 //   - keyrings, bpf, perf_event_open, userfaultfd, kexec, module loading,
 //     open_by_handle_at and other host-administration calls;
+//   - a set-id bit (S_ISUID, S_ISGID) in a mode argument: chmod, fchmod,
+//     fchmodat, fchmodat2, creat, mknod, mknodat, and open/openat with
+//     O_CREAT or O_TMPFILE (setid.go says why openat2 and mkdir need no
+//     rule); a run cannot leave a set-id file behind. With Notify the
+//     supervisor answers these EPERM even when it observes the call
+//     (SetIDMode decides from the registers alone);
 //   - ioctl TIOCSTI and TIOCLINUX, compared on the low 32 bits of the
 //     request so a value with high bits set cannot slip past (the kernel
 //     truncates it to 32 bits);
@@ -62,6 +68,18 @@
 // and type, ioctl name, clone/unshare flags, ptrace request, mount paths),
 // and the handler answers Response{Errno: EPERM}. The notification API is
 // plain ioctls on the descriptor, cgo-free.
+//
+// # ObserveNet: destinations reported to the supervisor
+//
+// With Config.ObserveNet (for a network namespace with loopback alone)
+// every connect(2), and sendto(2) with a destination address, goes to the
+// supervisor; InspectNet reads the destination (and, when it is not a
+// loopback address, the socket's type and the start of the datagram, for
+// a DNS question), and the handler answers Continue: the kernel decides,
+// the supervisor only reports. sendmsg(2) and sendmmsg(2) are not
+// notified: their destination lies in memory, so each one would be, the
+// sandbox's own hand-over of the listener (made under this filter)
+// included.
 //
 // # UnixConnect: an allow-list of pathname Unix sockets
 //

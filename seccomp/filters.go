@@ -21,6 +21,9 @@ func Compile(c Config) (Program, error) {
 	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
 		return nil, fmt.Errorf("seccomp: observing file calls needs Notify (a supervisor that answers)")
 	}
+	if c.ObserveNet && !c.Notify {
+		return nil, fmt.Errorf("seccomp: observing network calls needs Notify (a supervisor that answers)")
+	}
 	for _, g := range generated {
 		if g.config == c {
 			return Program(g.program), nil

@@ -57,6 +57,9 @@ func compileFor(c Config, goarch string) (Program, error) {
 	if (c.ObserveWrites || c.ObserveReads) && !c.Notify {
 		return nil, errors.New("seccomp: observing file calls needs Notify (a supervisor that answers)")
 	}
+	if c.ObserveNet && !c.Notify {
+		return nil, errors.New("seccomp: observing network calls needs Notify (a supervisor that answers)")
+	}
 	// eperm is the action of every deny rule: EPERM from the kernel, or a
 	// user notification that the supervisor answers (Notify).
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
@@ -196,12 +199,25 @@ func compileFor(c Config, goarch string) (Program, error) {
 			}
 		}
 	}
-	if c.UnixConnect {
+	if c.UnixConnect || c.ObserveNet {
 		if err := rule("connect", libseccomp.ActNotify); err != nil {
 			return nil, err
 		}
 	}
+	if c.ObserveNet {
+		// sendto with a destination; a plain send(2) is sendto with a
+		// NULL one, not notified. sendmsg and sendmmsg are not: their
+		// destination is in memory, so every one would be notified,
+		// the sandbox's own hand-over of the listener (a sendmsg made
+		// under the filter it hands over) included.
+		if err := rule("sendto", libseccomp.ActNotify, cond(4, libseccomp.CompareNotEqual, 0)); err != nil {
+			return nil, err
+		}
+	}
 	if err := observeRules(c, rule, cond); err != nil {
+		return nil, err
+	}
+	if err := setIDRules(eperm, rule, cond); err != nil {
 		return nil, err
 	}
 	// Netlink: route only (getifaddrs); audit, uevents and the rest refused.
@@ -290,6 +306,32 @@ func observeRules(c Config, rule func(string, libseccomp.ScmpAction, ...libsecco
 		}
 		if err := rule("openat", notify, cond(2, libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// setIDRules refuses a set-id bit in the mode of every call that takes
+// the mode as an argument (setIDCalls): chmod and its kin, creat, mknod,
+// and open/openat when the flags create a file. With Notify the
+// action is the notification, which the supervisor answers EPERM
+// (SetIDMode) before anything else, observed calls included.
+func setIDRules(act libseccomp.ScmpAction, rule func(string, libseccomp.ScmpAction, ...libseccomp.ScmpCondition) error,
+	cond func(uint, libseccomp.ScmpCompareOp, ...uint64) libseccomp.ScmpCondition) error {
+	for _, sc := range setIDCalls {
+		for _, bit := range []uint64{modeSetUID, modeSetGID} {
+			mode := cond(uint(sc.Mode), libseccomp.CompareMaskedEqual, bit, bit)
+			if sc.Flags < 0 {
+				if err := rule(sc.Name, act, mode); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, fl := range setIDOpenFlags {
+				if err := rule(sc.Name, act, mode, cond(uint(sc.Flags), libseccomp.CompareMaskedEqual, fl, fl)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -68,6 +68,8 @@ var sysNames = map[uint32]map[int]string{
 		41:  "socket",
 		53:  "socketpair",
 		42:  "connect",
+		// Observed network calls (Config.ObserveNet).
+		44: "sendto",
 		// Observed file calls (Config.ObserveWrites, ObserveReads).
 		2:   "open",
 		257: "openat",
@@ -88,6 +90,7 @@ var sysNames = map[uint32]map[int]string{
 		88:  "symlink",
 		266: "symlinkat",
 		90:  "chmod",
+		91:  "fchmod",
 		268: "fchmodat",
 		452: "fchmodat2",
 		92:  "chown",
@@ -147,6 +150,8 @@ var sysNames = map[uint32]map[int]string{
 		198: "socket",
 		199: "socketpair",
 		203: "connect",
+		// Observed network calls (Config.ObserveNet).
+		206: "sendto",
 		// Observed file calls (Config.ObserveWrites, ObserveReads).
 		56:  "openat",
 		437: "openat2",
@@ -157,6 +162,7 @@ var sysNames = map[uint32]map[int]string{
 		276: "renameat2",
 		37:  "linkat",
 		36:  "symlinkat",
+		52:  "fchmod",
 		53:  "fchmodat",
 		452: "fchmodat2",
 		54:  "fchownat",

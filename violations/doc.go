@@ -27,9 +27,11 @@
 //	time      string  when the denial was seen: RFC 3339, UTC, nine fractional
 //	                  digits ("2025-03-01T12:00:00.123456789Z"; TimeFormat)
 //	kind      string  file-read, file-write, network, unix-socket, syscall,
-//	                  signal, … ("unknown" if a source gave none)
+//	                  signal, limit (a limit the run hit), … ("unknown" if a
+//	                  source gave none)
 //	action    string  "deny"
-//	source    string  proxy, seccomp, landlock, observer, … — what saw it
+//	source    string  proxy, seccomp, landlock, observer, cgroup, rlimit,
+//	                  tmpfs, supervisor, … — what saw it
 //	pid       number  the process refused (in the pid namespace of the source)
 //	exe       string  its executable
 //	command   string  the sbx command line, at most 256 bytes (MaxCommand),

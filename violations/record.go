@@ -15,6 +15,10 @@ const (
 	KindUnixSocket = "unix-socket"
 	KindSyscall    = "syscall"
 	KindSignal     = "signal"
+	// KindLimit is a limit the run hit (--memory, --pids, …): Rule is
+	// the limit ("--memory 96M"), Source the mechanism that saw it
+	// (cgroup, rlimit, tmpfs, supervisor), Detail what it saw.
+	KindLimit = "limit"
 )
 
 // Sources of records: the mechanism that saw the denial.
@@ -28,6 +32,11 @@ const (
 // RuleAllowPty is the rule of a refused open of /dev/ptmx or /dev/pts/*:
 // the sandbox has no pseudo-terminals without allowPty (--allow-pty).
 const RuleAllowPty = "allowPty"
+
+// RuleNetNone is the rule of a connect or send refused under --net none
+// (network mode none): the sandbox has only its own loopback, so any
+// other destination is unreachable.
+const RuleNetNone = "net-none"
 
 // ActionDeny is the only action sbx reports today; Add fills it in when a
 // source leaves Action empty.

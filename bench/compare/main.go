@@ -146,6 +146,10 @@ func rows(abs, srt string, fx fixtures) []*tool {
 		// is the same without them.
 		&tool{name: "sbx --allow-domain (proxy on)", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--", "/bin/true"}},
 		&tool{name: "sbx --allow-domain --capture off", dir: empty, argv: []string{abs, "--allow-domain", "localhost", "--capture", "off", "--", "/bin/true"}},
+		// Limits (docs/limits.md): where a cgroup is used, its cost
+		// (made, joined, removed) shows against the default row.
+		&tool{name: "sbx --pids 1000", dir: empty, argv: []string{abs, "--pids", "1000", "--", "/bin/true"}},
+		&tool{name: "sbx --memory 1G", dir: empty, argv: []string{abs, "--memory", "1G", "--", "/bin/true"}},
 	)
 	return tools
 }

@@ -5,6 +5,7 @@
 //	netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL
 //	netclient latency [-warm N] [-via auto|direct|connect] [-once] [-dns ADDR] N HOST:PORT
 //	netclient concurrent [-via auto|direct|connect] N HOST:PORT
+//	netclient stalled [-via auto|direct|connect] [-hold DURATION] N URL
 //
 // get downloads URL (http:// only) and reports bytes and seconds. -via
 // picks the path: direct; http, a plain absolute-form request to
@@ -29,6 +30,11 @@
 // waits until every one has either read the greeting or failed, so that
 // all are open at the same time, then has each do one request/response
 // ("PING i" / "PONG i") and counts those that completed.
+//
+// stalled opens N connections at once (same path rule as latency), sends
+// each an HTTP GET for URL and never reads the answer; it holds them for
+// -hold (3 s), so that whatever carries them fills up, then reports how
+// many it opened. The launcher's peak memory is the measurement.
 //
 // Proxy URLs may carry user:password (sent as Basic proxy credentials, as
 // srt's proxy requires). NO_PROXY is deliberately ignored: the point is to
@@ -72,6 +78,8 @@ func main() {
 		err = cmdLatency(os.Args[2:])
 	case "concurrent":
 		err = cmdConcurrent(os.Args[2:])
+	case "stalled":
+		err = cmdStalled(os.Args[2:])
 	default:
 		usage()
 	}
@@ -82,7 +90,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] [-via auto|direct|connect] [-once] [-dns ADDR] N HOST:PORT\n       netclient concurrent [-via auto|direct|connect] N HOST:PORT")
+	fmt.Fprintln(os.Stderr, "usage: netclient get [-via auto|direct|http|connect|socks] [-buf BYTES] URL\n       netclient latency [-warm N] [-via auto|direct|connect] [-once] [-dns ADDR] N HOST:PORT\n       netclient concurrent [-via auto|direct|connect] N HOST:PORT\n       netclient stalled [-via auto|direct|connect] [-hold DURATION] N URL")
 	os.Exit(2)
 }
 
@@ -484,6 +492,65 @@ type concurrentResult struct {
 	Completed int      `json:"completed"`
 	Seconds   float64  `json:"seconds"`
 	First     []string `json:"first_errors,omitempty"`
+}
+
+func cmdStalled(args []string) error {
+	fs := flag.NewFlagSet("stalled", flag.ExitOnError)
+	viaFlag := fs.String("via", "auto", "auto|direct|connect")
+	hold := fs.Duration("hold", 3*time.Second, "how long the connections stay open, unread")
+	_ = fs.Parse(args)
+	if fs.NArg() != 2 {
+		usage()
+	}
+	n, err := strconv.Atoi(fs.Arg(0))
+	if err != nil || n < 1 {
+		return fmt.Errorf("N: %q", fs.Arg(0))
+	}
+	u, err := url.Parse(fs.Arg(1))
+	if err != nil || u.Scheme != "http" || u.Port() == "" {
+		return fmt.Errorf("URL: %q (http://HOST:PORT/PATH)", fs.Arg(1))
+	}
+	via, proxy, err := connPath(*viaFlag)
+	if err != nil {
+		return err
+	}
+	var (
+		mu     sync.Mutex
+		first  []string
+		conns  []net.Conn
+		opened sync.WaitGroup
+	)
+	for i := 0; i < n; i++ {
+		opened.Add(1)
+		go func() {
+			defer opened.Done()
+			c, _, err := dialVia(via, proxy, u.Host)
+			if err == nil {
+				_, err = io.WriteString(c, "GET "+u.RequestURI()+" HTTP/1.1\r\nHost: "+u.Host+"\r\n\r\n")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if len(first) < 5 {
+					first = append(first, err.Error())
+				}
+				return
+			}
+			conns = append(conns, c)
+		}()
+	}
+	opened.Wait()
+	time.Sleep(*hold)
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	emit(struct {
+		Mode   string   `json:"mode"`
+		N      int      `json:"n"`
+		Opened int      `json:"opened"`
+		First  []string `json:"first_errors"`
+	}{"stalled", n, len(conns), first})
+	return nil
 }
 
 func cmdConcurrent(args []string) error {

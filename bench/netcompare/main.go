@@ -20,7 +20,10 @@
 //   - opens -lat new connections one after another, directly and through
 //     each proxy's CONNECT, timing dial start to the greeting's first byte;
 //   - opens -conc connections at once through each path, all held open
-//     together, each then doing one request/response.
+//     together, each then doing one request/response;
+//   - opens -stall connections at once (CONNECT and capture), each asking
+//     for 4 MiB that it never reads, held for 3 s: the launcher's peak
+//     RSS is what the supervisor holds for clients that do not read.
 //
 // The capture (for clients that ignore the proxy): sbx is also given --allow-domain NAME:PORT for
 // both servers, where NAME (-name, sbx-capture.test by default) is a name
@@ -284,6 +287,7 @@ const (
 	kThroughput kind = iota
 	kLatency
 	kConcurrent
+	kStalled
 )
 
 type launcher struct {
@@ -421,6 +425,21 @@ func (r *row) measure(env []string, dir string, size int64, record bool) error {
 				r.errs = append(r.errs, fmt.Sprintf("%d/%d completed, %d open at once, first error: %s", c.Completed, c.N, c.Open, firstOr(c.First)))
 			}
 		}
+	case kStalled:
+		var st struct {
+			N      int
+			Opened int
+			First  []string `json:"first_errors"`
+		}
+		if err := json.Unmarshal(out, &st); err != nil {
+			return fmt.Errorf("netclient: %q (%v)", out, err)
+		}
+		if record {
+			r.vals = append(r.vals, float64(st.Opened))
+			if st.Opened != st.N {
+				r.errs = append(r.errs, fmt.Sprintf("%d/%d opened, first error: %s", st.Opened, st.N, firstOr(st.First)))
+			}
+		}
 	}
 	if record && peak > r.peakKiB {
 		r.peakKiB = peak
@@ -435,6 +454,7 @@ func main() {
 	size := flag.Int64("size", 1<<30, "bytes per download")
 	lat := flag.Int("lat", 100, "sequential connections per latency run")
 	conc := flag.Int("conc", 200, "simultaneous connections per concurrency run")
+	stall := flag.Int("stall", 600, "connections per stalled-clients run")
 	only := flag.String("rows", "", "only rows whose name matches this regexp")
 	alt := flag.String("alt", "", "a second sbx binary measured alongside, in rows named sbx-alt (before/after a change)")
 	capName := flag.String("name", "sbx-capture.test", "a name the host resolves to 127.0.0.1, dialled by the capture rows")
@@ -554,6 +574,13 @@ func main() {
 	if srtL != nil {
 		add(&row{name: fmt.Sprintf("%d concurrent srt CONNECT", *conc), kind: kConcurrent, l: srtL, peer: true, argv: concArgs})
 	}
+	// Clients that never read what they asked for (4 MiB each): what the
+	// supervisor holds for them is the launcher's peak RSS.
+	stallURL := func(addr string) string { return "http://" + addr + "/zero?n=4194304" }
+	for _, sb := range sbxs {
+		add(&row{name: fmt.Sprintf("%d stalled clients %s CONNECT", *stall, sb.name), kind: kStalled, l: sb, argv: nc("stalled", "-via", "connect", strconv.Itoa(*stall), stallURL(httpAddr))})
+		add(&row{name: fmt.Sprintf("%d stalled clients %s capture", *stall, sb.name), kind: kStalled, l: sb, capture: true, argv: nc("stalled", "-via", "direct", strconv.Itoa(*stall), stallURL(capHTTP))})
+	}
 	if *only != "" {
 		re := regexp.MustCompile(*only)
 		var keep []*row
@@ -566,7 +593,7 @@ func main() {
 	}
 
 	runRounds(rows, append(sbxs, srtL), env, work, *n, *size)
-	report(rows, *n, *size, *lat, *conc, httpPort)
+	report(rows, *n, *size, *lat, *conc, *stall, httpPort)
 }
 
 // proxyFreeEnv is the environment without any proxy settings of the
@@ -616,7 +643,7 @@ func runRounds(rows []*row, launchers []*launcher, env []string, work string, n 
 	}
 }
 
-func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
+func report(rows []*row, n int, size int64, lat, conc, stall int, httpPort string) {
 	directOf := map[string]float64{}
 	var latDirect *row
 	for _, r := range rows {
@@ -636,7 +663,7 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 		rss := "–"
 		if r.peakKiB > 0 {
 			rss = fmt.Sprintf("%.1f MB", float64(r.peakKiB)*1024/1e6)
-			if strings.HasPrefix(r.l.name, "sbx") && r.kind != kLatency {
+			if strings.HasPrefix(r.l.name, "sbx") && r.kind != kLatency && r.kind != kStalled {
 				if _, ok := sbxPeak[r.l.name]; !ok {
 					sbxNames = append(sbxNames, r.l.name)
 				}
@@ -726,6 +753,17 @@ func report(rows []*row, n int, size int64, lat, conc int, httpPort string) {
 			}
 			if len(r.errs) > 0 {
 				verdict += " (" + mdEscape(r.errs[0]) + ")"
+			}
+		case kStalled:
+			if len(r.vals) == 0 {
+				med = "n/a (" + mdEscape(firstOr(r.errs)) + ")"
+				break
+			}
+			med = fmt.Sprintf("%.0f of %d open, unread", minOf(r.vals), stall)
+			if r.capture && r.peakKiB > 0 {
+				mb := float64(r.peakKiB) * 1024 / 1e6
+				target = "peak RSS ≤ 100 MB"
+				verdict = passFail(mb <= 100 && len(r.errs) == 0)
 			}
 		}
 		if r.peer && verdict != "" {

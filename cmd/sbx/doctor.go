@@ -12,6 +12,7 @@ import (
 
 	"github.com/sbx-sh/sbx/doctor"
 	"github.com/sbx-sh/sbx/landlock"
+	"github.com/sbx-sh/sbx/sandbox"
 	"github.com/sbx-sh/sbx/seccomp"
 )
 
@@ -89,9 +90,13 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(r)
+		_ = enc.Encode(struct {
+			doctor.Report
+			Limits []string `json:"limits"`
+		}{r, sandbox.LimitMechanisms()})
 		return 0
 	}
 	writeDoctor(stdout, r)
+	writeLimits(stdout)
 	return 0
 }

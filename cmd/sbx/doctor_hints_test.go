@@ -230,3 +230,39 @@ func TestDoctorHintsText(t *testing.T) {
 		t.Errorf("want three fixes (profile, sysctl, --weaker-nested):\n%s", out)
 	}
 }
+
+// TestDoctorAgreesWithTheRun: where the kernel refuses a user namespace
+// for its count — user.max_user_namespaces=0 here, or the limit of a
+// namespace above a nested one — under a seccomp filter (as inside
+// another sandbox or a container; this host may also have a
+// /.dockerenv), a run fails with exit 125 and a message that names the
+// same reason `sbx doctor` names, and neither blames a container.
+func TestDoctorAgreesWithTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, id, says string
+	}{
+		{"max_user_namespaces=0", `echo 0 > /proc/sys/user/max_user_namespaces || exit 99; exec ` + attackBin + ` filtered "$@"`,
+			"max-user-namespaces", "user.max_user_namespaces is 0"},
+		{"the limit above a nested namespace", `echo 1 > /proc/sys/user/max_user_namespaces || exit 99; exec unshare -U -r ` + attackBin + ` filtered "$@"`,
+			"userns-limit", "nested user namespace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := checkDoctor(t, inUserNS(t, tc.script, "doctor"), inUserNS(t, tc.script, "doctor", "--json"), "weaker-only", tc.id)
+			if !strings.Contains(d.Diagnosis.Message, tc.says) {
+				t.Errorf("doctor: want %q in %q", tc.says, d.Diagnosis.Message)
+			}
+			r := inUserNS(t, tc.script, "--", "/bin/echo", "ran")
+			if r.code != 125 || strings.Contains(r.stdout, "ran") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("the run: want 125 and one line, got %s", r)
+			}
+			if !strings.Contains(r.stderr, d.Diagnosis.Message) {
+				t.Errorf("the run and doctor disagree:\nrun:    %s\ndoctor: %s", r.stderr, d.Diagnosis.Message)
+			}
+			for _, s := range []string{"Docker", "container"} {
+				if strings.Contains(r.stderr, s) || strings.Contains(d.Diagnosis.Message, s) {
+					t.Errorf("%q blamed: %s / %s", s, r.stderr, d.Diagnosis.Message)
+				}
+			}
+		})
+	}
+}

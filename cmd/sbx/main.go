@@ -153,6 +153,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, profile bool) int {
 		}
 		return 0
 	}
+	defer policy.RemovePlaceholders(p)
 	col, err := f.vf.open(p, args)
 	if err != nil {
 		return fail(stderr, "%v", err)
@@ -183,7 +184,8 @@ type runFlags struct {
 	passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock list
 	publish, presets, registries                                  list
 	claude                                                        optionalDir
-	keep, controlFD, askFD                                        fdList
+	keep                                                          fdList
+	controlFD, askFD                                              fdOne
 	vf                                                            violationFlags
 	askTimeout                                                    *time.Duration
 	timeout, shell                                                *string
@@ -237,22 +239,25 @@ func newRunFlags(profile bool) *runFlags {
 	fs.Var(&f.controlFD, "control-fd", "")
 	fs.Var(&f.askFD, "ask-fd", "")
 	f.askTimeout = fs.Duration("ask-timeout", 0, "")
+	registerLimitFlags(fs, &in.Limits)
 	f.timeout = fs.String("timeout", "", "")
 	f.dryRun = fs.Bool("dry-run", false, "")
 	f.shell = fs.String("c", "", "")
 	f.help = fs.Bool("help", false, "")
 	fs.BoolVar(f.help, "h", false, "")
+	onceFlags(fs) // last: every flag defined above, whoever added it
 	if runFlagsHook != nil {
 		runFlagsHook(fs)
 	}
 	return f
 }
 
-// parse parses args, and notes whether -c was given.
+// parse parses args, refuses a scalar flag given twice and flags that
+// contradict each other (flags.go), and notes whether -c was given.
 func (f *runFlags) parse(args []string) error {
 	fs := f.fs
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagError(fs, err)
 	}
 	// --claude-settings takes an optional DIR, as --claude-settings=DIR
 	// or as the one word between the flag and "--" (never a word that
@@ -260,8 +265,14 @@ func (f *runFlags) parse(args []string) error {
 	if rest := fs.Args(); f.claude.set && f.claude.dir == "" && len(rest) > 1 && rest[0] != "--" && rest[1] == "--" {
 		f.claude.dir = rest[0]
 		if err := fs.Parse(rest[1:]); err != nil {
-			return err
+			return flagError(fs, err)
 		}
+	}
+	if err := checkOnce(fs); err != nil {
+		return err
+	}
+	if err := checkConflicts(fs); err != nil {
+		return err
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "c" {
@@ -312,20 +323,14 @@ func (f *runFlags) command(profile bool) error {
 	in.PassEnv, in.SetEnv, in.UnsetEnv = f.passEnv, f.setEnv, f.unsetEnv
 	in.AllowDomains, in.DenyDomains, in.AllowUnixSockets, in.Publish = f.allowDomain, f.denyDomain, f.allowSock, f.publish
 	in.KeepFDs = f.keep
-	if len(f.controlFD) > 1 {
-		return fmt.Errorf("--control-fd given %d times; give one descriptor", len(f.controlFD))
-	}
-	if len(f.askFD) > 1 {
-		return fmt.Errorf("--ask-fd given %d times; give one descriptor", len(f.askFD))
-	}
-	if len(f.askFD) == 1 {
-		in.AskFD, in.AskTimeout = f.askFD[0], *f.askTimeout
+	if f.askFD.set {
+		in.AskFD, in.AskTimeout = f.askFD.n, *f.askTimeout
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.AskFD)); err != nil {
 			return fmt.Errorf("--ask-fd %d: descriptor %d is not open", in.AskFD, in.AskFD)
 		}
 	}
-	if len(f.controlFD) == 1 {
-		in.ControlFD = f.controlFD[0]
+	if f.controlFD.set {
+		in.ControlFD = f.controlFD.n
 		if _, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", in.ControlFD)); err != nil {
 			return fmt.Errorf("--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
 		}
@@ -508,6 +513,15 @@ Process:
                          denies: {"id","host","port","command"} out, {"id","allow","remember"}
                          back; --ask-timeout D (default 30s) or a dead peer means no
   --dry-run              print the resolved policy and the enforcement plan as JSON; run nothing
+Limits (docs/limits.md; a limit this host cannot enforce is exit 125, never dropped):
+  --memory SIZE          memory of the whole sandbox (512M, 2G; limits.memory)
+  --pids N               processes and threads of the whole sandbox (default 4096; limits.pids)
+  --cpus N               CPU time per wall second, fractional like Docker's (limits.cpus)
+  --cpu-time DURATION    CPU time, the whole sandbox's where a cgroup counts it (limits.cpuTime)
+  --file-size SIZE       the largest file a process may write (limits.fileSize)
+  --open-files N         descriptors per process (limits.openFiles)
+  --tmp-size SIZE        /tmp, /dev/shm and the discard overlays together (default RAM/8,
+                         256M to 4G; limits.tmpSize)
 
 Exit status: the command's; 128+N if it died of signal N; 124 timeout;
 125 sbx failed (nothing was run); 126 not executable; 127 not found;

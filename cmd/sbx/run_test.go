@@ -196,8 +196,9 @@ func TestProtectedNames(t *testing.T) {
 	writeFile(t, filepath.Join(w, "a", "b", ".git", "hooks", "keep"), "")
 	writeFile(t, filepath.Join(w, "a", ".bashrc"), "orig")
 	before := snapshot(t, w)
-	r := sh(t, runOpts{dir: w}, `
-		for p in .git/hooks/pre-commit .git/config a/b/.git/hooks/x a/.bashrc .mcp.json .vscode/settings.json .bashrc .claude/commands/x .gitmodules; do
+	// w is HOME too: a missing .bashrc is pinned only there.
+	r := sh(t, runOpts{dir: w, env: append(hermeticEnv(), "HOME="+w, "XDG_CACHE_HOME="+t.TempDir())}, `
+		for p in .git/hooks/pre-commit .git/config a/b/.git/hooks/x a/.bashrc .mcp.json .vscode/settings.json .bashrc .claude/commands/x; do
 			(echo evil > $p) 2>/dev/null && echo "WROTE $p"
 		done
 		mkdir .vscode 2>/dev/null && echo "MKDIR .vscode"
@@ -297,7 +298,7 @@ func TestNoLeftoversAfterTimeoutAndKill(t *testing.T) {
 func TestStubsSharedByOverlappingRuns(t *testing.T) {
 	w := t.TempDir()
 	before := snapshot(t, w)
-	probe := `for p in .bashrc .git/hooks/x .vscode/x; do (echo evil > $p) 2>/dev/null && echo "WROTE $p"; done`
+	probe := `for p in .mcp.json .git/hooks/x .vscode/x; do (echo evil > $p) 2>/dev/null && echo "WROTE $p"; done`
 	first := exec.Command(sbxBin, "--allow-write", ".", "--", "/bin/sh", "-c", `echo started; read x; `+probe+`; echo done`)
 	first.Dir = w
 	in, _ := first.StdinPipe()
@@ -612,7 +613,7 @@ func TestRootAllowWriteOtherOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, d)
-	r := sh(t, runOpts{dir: d}, `echo ok > out && cat out && { echo x > .bashrc; } 2>/dev/null || echo protected`, "--allow-write", d)
+	r := sh(t, runOpts{dir: d}, `echo ok > out && cat out && { echo x > .mcp.json; } 2>/dev/null || echo protected`, "--allow-write", d)
 	wantCode(t, r, 0)
 	if r.stdout != "ok\nprotected\n" {
 		t.Fatalf("write in another user's directory: %s", r)
@@ -679,7 +680,8 @@ func TestProtectedNamesBeyondSrt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, w)
-	r := sh(t, runOpts{dir: w}, `
+	// w is HOME too: the shell's files are pinned there.
+	r := sh(t, runOpts{dir: w, env: append(hermeticEnv(), "HOME="+w, "XDG_CACHE_HOME="+t.TempDir())}, `
 		for p in .claude/settings.json .claude/settings.local.json .claude/hooks/h.sh .zshenv .zlogin .bash_login .bash_logout \
 			.git/modules/sub/config .git/modules/sub/hooks/post-checkout .git/worktrees/x; do
 			(echo evil > $p) 2>/dev/null && echo "WROTE $p"

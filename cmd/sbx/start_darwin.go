@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/sbx-sh/sbx/darwin/launch"
@@ -11,5 +12,11 @@ import (
 // start runs p's command under Seatbelt (package darwin/launch); ready
 // is called just before the command starts.
 func start(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func()) (int, error) {
+	// The limits are Linux's (cgroups, rlimits, the sandbox's tmpfs):
+	// one asked for here is refused, never dropped.
+	if len(p.Limits.Asked) > 0 {
+		name := p.Limits.Asked[0]
+		return 125, fmt.Errorf("%s %s: limits are not enforced on macOS yet; remove it", policy.LimitFlag[name], p.Limits.Value(name))
+	}
 	return launch.Launch(p, stderr, col, ready)
 }

@@ -28,9 +28,19 @@ func TestDefaultDeniedSystemPathsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inDocs []string
+	brace := regexp.MustCompile(`\{([^{}]*)\}`)
 	for _, m := range regexp.MustCompile("`(/etc/[^`]+)`").FindAllStringSubmatch(string(b), -1) {
-		if !slices.Contains(inDocs, m[1]) {
-			inDocs = append(inDocs, m[1])
+		paths := []string{m[1]}
+		if g := brace.FindStringSubmatchIndex(m[1]); g != nil { // a{b,c}d: abd, acd
+			paths = nil
+			for _, alt := range strings.Split(m[1][g[2]:g[3]], ",") {
+				paths = append(paths, m[1][:g[0]]+alt+m[1][g[1]:])
+			}
+		}
+		for _, p := range paths {
+			if !slices.Contains(inDocs, p) {
+				inDocs = append(inDocs, p)
+			}
 		}
 	}
 	for _, p := range documentedSystemDenies {

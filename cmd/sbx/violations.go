@@ -24,7 +24,8 @@ type violationFlags struct {
 	quiet  bool
 	probes bool
 
-	created bool // open created the --violations file
+	created bool     // open created the --violations file
+	tap     *hintTap // what the failure hint names (open)
 }
 
 func (v *violationFlags) register(fs *flag.FlagSet) {
@@ -75,10 +76,11 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 		}
 		sinks = append(sinks, s)
 	}
+	v.tap = newHintTap()
 	return violations.New(violations.Options{
 		Command: "sbx " + strings.Join(redactSetEnv(args), " "),
 		Ignore:  p.IgnoreViolations,
-		Sinks:   sinks,
+		Sinks:   append(sinks, v.tap),
 		Probes:  v.probes,
 	}), nil
 }
@@ -93,7 +95,7 @@ func (v *violationFlags) finish(p *policy.Policy, col *violations.Collector, cod
 			format = violations.FormatGitHub
 		}
 		sum.WriteText(stderr, format)
-		if h := writeHint(p, code, sum); h != "" {
+		if h := writeHint(p, code, sum, v.tap); h != "" {
 			fmt.Fprintln(stderr, h)
 		}
 	}

@@ -28,7 +28,8 @@
 // mounts go only over paths the caller passes and are undone; TIOCSTI
 // injects one printable byte and no newline; nothing touches the network
 // beyond creating sockets and connecting to a caller-named abstract socket
-// or address; the capture probes name only the device sbx0 (which exists
+// or address (netnone sends only from a namespace whose sole interface is
+// lo); the capture probes name only the device sbx0 (which exists
 // only inside an sbx sandbox) or lo in a user namespace of their own, and
 // a TUN device they make is a new one, gone when they close it.
 //
@@ -49,6 +50,10 @@
 //	sigio child|PID            SIGTERM sent by the kernel (F_SETOWN + F_SETSIG
 //	                           on a pipe), to a child or to a PID named sbx
 //	openw PATH...              open(PATH, O_WRONLY) (no truncation)
+//	setid DIR                  chmod, fchmod, fchmodat, fchmodat2, open
+//	                           O_CREAT / O_TMPFILE, creat, mkdir, mknod and
+//	                           openat2 with set-id modes, on files in DIR;
+//	                           each line ends with the mode the file has
 //	tamper PATH SPARE          open O_WRONLY, chmod, rename away and back,
 //	                           rename SPARE over PATH (undone)
 //	creds                      real/effective/saved uid and capability sets
@@ -75,4 +80,11 @@
 //	netns                      a child in a new user+net namespace: its
 //	                           interfaces, and a dial with no route
 //	bindover SRC DST           bind-mount SRC over DST (undone)
+//	filtered PROG [ARG...]     exec PROG under a seccomp filter that allows
+//	                           everything (what "Seccomp: 2" looks like to
+//	                           sbx doctor, as inside another sandbox)
+//	netnone ADDR NAME          TCP connect to ADDR:443, UDP connect to
+//	                           ADDR:53, UDP sendto of a DNS query for NAME
+//	                           to ADDR:53, the same to 127.0.0.1; only in a
+//	                           network namespace with lo alone (net_linux.go)
 package main

@@ -39,6 +39,9 @@ func need(args []string, n int) {
 func run(probe string, args []string) int {
 	switch probe {
 	case "noop":
+	case "netnone":
+		need(args, 2)
+		return netNone(args[0], args[1])
 	case "sleep":
 		need(args, 1)
 		d, err := strconv.ParseFloat(args[0], 64)
@@ -118,6 +121,9 @@ func run(probe string, args []string) int {
 			unix.Close(fd)
 		}
 		report("create "+args[0], err)
+	case "setid":
+		need(args, 1)
+		setID(args[0])
 	case "mkdir":
 		need(args, 1)
 		report("mkdir "+args[0], unix.Mkdir(args[0], 0o755))
@@ -179,6 +185,9 @@ func run(probe string, args []string) int {
 	case "bindover":
 		need(args, 2)
 		bindover(args[0], args[1])
+	case "filtered":
+		need(args, 1)
+		return filtered(args)
 	default:
 		fmt.Fprintf(os.Stderr, "attack: unknown probe %q\n", probe)
 		return 2
@@ -766,4 +775,102 @@ func abstractSelf(name string) {
 	}
 	defer unix.Close(c)
 	report("abstract_self", unix.Connect(c, sa))
+}
+
+// filtered execs argv under a seccomp filter that allows every call: the
+// process then shows "Seccomp: 2" in /proc/self/status, as one inside
+// another sandbox or a container does, and nothing is refused.
+func filtered(argv []string) int {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		report("filtered", err)
+		return 2
+	}
+	runtime.LockOSThread()
+	allow := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+	prog := unix.SockFprog{Len: 1, Filter: &allow[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		report("filtered: no_new_privs", err)
+		return 2
+	}
+	// TSYNC: every thread of this process, so the one that execs has it.
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		report("filtered: seccomp", e)
+		return 2
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	report("filtered: exec", err)
+	return 2
+}
+
+// setID tries every way of giving a file in dir a set-id bit from a mode
+// argument, and reports each call and the mode the file has afterwards
+// (st_mode & 07777, octal). Everything it makes is inside dir.
+func setID(dir string) {
+	j := func(n string) string { return dir + "/" + n }
+	mode := func(p string) string {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return "mode ?"
+		}
+		return fmt.Sprintf("mode %04o", st.Mode&0o7777)
+	}
+	plain := func(p string) error {
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o755)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	p := j("chmod")
+	_ = plain(p)
+	report("chmod 04755", unix.Chmod(p, 0o4755), mode(p))
+	report("chmod 02755", unix.Chmod(p, 0o2755), mode(p))
+	report("fchmodat 06755", unix.Fchmodat(unix.AT_FDCWD, p, 0o6755, 0), mode(p))
+	cwd := unix.AT_FDCWD
+	pb, _ := unix.BytePtrFromString(p)
+	_, _, e := unix.Syscall6(452, uintptr(cwd), uintptr(unsafe.Pointer(pb)), 0o4755, 0, 0, 0) // fchmodat2
+	report("fchmodat2 04755", errno(e), mode(p))
+	report("chmod 0750", unix.Chmod(p, 0o750), mode(p))
+	report("chmod 01777", unix.Chmod(p, 0o1777), mode(p))
+	if fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		report("fchmod 04755", unix.Fchmod(fd, 0o4755), mode(p))
+		unix.Close(fd)
+	}
+	p = j("open")
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o4755)
+	if err == nil {
+		unix.Close(fd)
+	}
+	report("open O_CREAT 04755", err, mode(p))
+	p = j("creat")
+	fd, err = unix.Creat(p, 0o2755)
+	if err == nil {
+		unix.Close(fd)
+	}
+	report("creat 02755", err, mode(p))
+	fd, err = unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o4755)
+	if err == nil {
+		p = j("tmpfile")
+		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
+		unix.Close(fd)
+		report("open O_TMPFILE 04755", err, mode(p))
+	} else {
+		report("open O_TMPFILE 04755", err)
+	}
+	p = j("mkdir")
+	report("mkdir 02755", unix.Mkdir(p, 0o2755), mode(p))
+	p = j("mknod")
+	report("mknod S_IFREG|04755", unix.Mknod(p, unix.S_IFREG|0o4755, 0), mode(p))
+	// openat2 carries its mode in memory no filter reads: the kernel
+	// clears the bits at the first write by a caller without CAP_FSETID.
+	p = j("openat2")
+	fd, err = unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC, Mode: 0o4755})
+	if err == nil {
+		_, err = unix.Write(fd, []byte("#!/bin/sh\n"))
+		unix.Close(fd)
+	}
+	report("openat2 04755+write", err, mode(p))
+	p = j("ok")
+	report("mkdir 0755", unix.Mkdir(p, 0o755), mode(p))
 }

@@ -159,3 +159,70 @@ func flood(n int) {
 	}
 	report("flood", nil, strconv.Itoa(refused))
 }
+
+// netNone ADDR NAME: the calls that reach for the network under --net
+// none, each once: a TCP connect to ADDR:443, a UDP connect to ADDR:53
+// (glibc's resolver), a UDP sendto of a DNS query for NAME to ADDR:53
+// (musl's), and the same three to 127.0.0.1 (the sandbox's own
+// loopback, ports nothing listens on). It first reads /proc/net/dev and
+// refuses, sending nothing, unless its network namespace holds the
+// loopback interface alone: then no datagram or SYN can leave it,
+// whatever ADDR is.
+func netNone(addr, name string) int {
+	b, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		report("netnone interfaces", err)
+		return 1
+	}
+	var ifs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if i := strings.IndexByte(line, ':'); i > 0 {
+			ifs = append(ifs, strings.TrimSpace(line[:i]))
+		}
+	}
+	if len(ifs) != 1 || ifs[0] != "lo" {
+		fmt.Printf("netnone: refusing: interfaces %q, not lo alone\n", ifs)
+		return 1
+	}
+	for _, dst := range []string{addr, "127.0.0.1"} {
+		ip := net.ParseIP(dst).To4()
+		if ip == nil {
+			usage()
+		}
+		var a [4]byte
+		copy(a[:], ip)
+		tcp, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			report("netnone socket", err)
+			return 1
+		}
+		report("tcp connect "+dst+":443", unix.Connect(tcp, &unix.SockaddrInet4{Addr: a, Port: 443}))
+		unix.Close(tcp)
+		for _, how := range []string{"connect", "sendto"} {
+			udp, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				report("netnone socket", err)
+				return 1
+			}
+			sa := &unix.SockaddrInet4{Addr: a, Port: 53}
+			if how == "connect" {
+				err = unix.Connect(udp, sa)
+			} else {
+				err = unix.Sendto(udp, dnsQuery(name), 0, sa)
+			}
+			report("udp "+how+" "+dst+":53", err)
+			unix.Close(udp)
+		}
+	}
+	return 0
+}
+
+// dnsQuery is a DNS query for name's A record.
+func dnsQuery(name string) []byte {
+	q := []byte{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}
+	for _, l := range strings.Split(name, ".") {
+		q = append(q, byte(len(l)))
+		q = append(q, l...)
+	}
+	return append(q, 0, 0, 1, 0, 1)
+}

@@ -593,7 +593,7 @@ var malformed = []Layer{
 	{Source: SrcManaged, Raw: `{"sandbox": {"filesystem": {"denyRead": [1]}}}`},
 	{Source: SrcFlags, Raw: `--deny-read ./a[b`},
 	{Source: SrcFlags, Raw: `--deny-read ./*/../secret`},
-	{Source: SrcFlags, Raw: `--allow-write ./nothere`},
+	{Source: SrcFlags, Raw: `--allow-write ./no/where`},
 	{Source: SrcFlags, Raw: `--reads some`},
 	{Source: SrcSrt, Raw: `{"network": {}, "filesystem": {}} {}`},
 }

@@ -167,20 +167,55 @@ var BuiltinMasks = []string{
 type protName struct {
 	comps      []string
 	onlyIfFile bool
+	// stub is where a missing one is pinned (docs/settings.md's last
+	// column): H HOME, R a repository root (holding .git), C the working
+	// directory, L beside a lefthook configuration; "" nowhere.
+	stub string
 }
 
-// protectedNames as the README lists them; .git/config unless allowGitConfig
-// (never set by the generator).
+// protectedNames as docs/settings.md lists them; .git/config unless
+// allowGitConfig (never set by the generator).
 var protectedNames = func() []protName {
 	var out []protName
-	for _, n := range []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
-		".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude",
-		".git/hooks", ".git/config", ".zshenv", ".zlogin", ".zlogout", ".bash_login", ".bash_logout",
-		".git/modules", ".git/worktrees"} {
-		out = append(out, protName{comps: strings.Split(n, "/")})
+	for _, n := range [][2]string{
+		{".bashrc", "H"}, {".bash_profile", "H"}, {".bash_login", "H"}, {".bash_logout", "H"},
+		{".profile", "H"}, {".zshrc", "H"}, {".zprofile", "H"}, {".zshenv", "H"}, {".zlogin", "H"},
+		{".zlogout", "H"}, {".gitconfig", "H"}, {".ripgreprc", "H"},
+		{".git/hooks", "HRC"}, {".git/modules", "HRC"}, {".git/worktrees", "HRC"}, {".git/config", "HRC"},
+		{".gitmodules", ""}, {".husky", ""}, {".pre-commit-config.yaml", ""},
+		{"lefthook.yml", ""}, {".lefthook.yml", ""}, {"lefthook.yaml", ""}, {".lefthook.yaml", ""},
+		{"lefthook-local.yml", "L"}, {".lefthook-local.yml", "L"}, {"lefthook-local.yaml", "L"}, {".lefthook-local.yaml", "L"},
+		{".lefthook", "L"}, {".lefthook-local", "L"},
+		{".vscode", "HRC"}, {".idea", "RC"}, {".zed", "RC"}, {".claude", "HRC"}, {".mcp.json", "RC"},
+		{".cursor", ""}, {".gemini", ""}, {".envrc", ""},
+		{"mise.toml", ""}, {".mise.toml", ""}, {"mise.local.toml", ""}, {".mise.local.toml", ""}, {".tool-versions", ""},
+		{".npmrc", ""}, {".yarnrc.yml", ""}, {".yarnrc", ""}, {".pnpmfile.cjs", ""},
+		{".cargo/config.toml", ""}, {".cargo/config", ""},
+	} {
+		out = append(out, protName{comps: strings.Split(n[0], "/"), stub: n[1]})
 	}
 	return append(out, protName{comps: []string{".git"}, onlyIfFile: true})
 }()
+
+// stubbedIn reports whether a missing pn is pinned in the directory dir,
+// where the search starts (a writable root, or the working directory).
+func (m *model) stubbedIn(pn protName, dir string) bool {
+	for _, c := range pn.stub {
+		switch {
+		case c == 'H' && dir == m.env.Home,
+			c == 'C' && dir == m.env.Cwd,
+			c == 'R' && exists(filepath.Join(dir, ".git")):
+			return true
+		case c == 'L':
+			for _, l := range []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"} {
+				if exists(filepath.Join(dir, l)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 // searchDepth is mandatoryDenySearchDepth's default.
 const searchDepth = 3
@@ -192,6 +227,7 @@ type grant struct {
 	soft      bool // from a Claude permission rule or a glob: skipped (noted) instead of refused
 	managed   bool
 	untrusted bool // from a layer in the working tree (the trust boundary)
+	created   bool // missing, made by sbx for the run (--allow-write's)
 	what      string
 }
 
@@ -484,6 +520,12 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		for _, s := range l.AllowWrite {
 			for _, g := range m.expand(s, l, false, managed, "allowWrite "+s) {
 				g.untrusted = inTree
+				// A missing directory named by --allow-write whose parent
+				// exists is created for the run (docs/settings.md,
+				// allowWrite); a deeper missing path is refused.
+				if l.Source == SrcFlags && !g.exists && !hasGlob(g.lit) && isDir(filepath.Dir(g.real)) {
+					g.exists, g.created = true, true
+				}
 				rawWrites = append(rawWrites, g)
 			}
 		}
@@ -1251,7 +1293,7 @@ func (m *model) writable(real string, creating bool) (bool, string, bool) {
 // protected names the protected name real is or lies in, as seen from any
 // writable root (and the working directory when it lies in one): existing
 // ones down to searchDepth components, missing ones pinned (at their first
-// missing component) directly in the root.
+// missing component) directly in the root, where they act (stubbedIn).
 func (m *model) protected(real string) string {
 	roots := []string{}
 	for _, g := range m.writes {
@@ -1282,9 +1324,9 @@ func (m *model) protected(real string) string {
 					}
 				case j == len(pn.comps) && exists(prefix) && i+1 <= searchDepth:
 					return strings.Join(pn.comps, "/") // an existing one, found
-				case j == len(pn.comps) && i == 0 && !exists(prefix):
+				case j == len(pn.comps) && i == 0 && !exists(prefix) && m.stubbedIn(pn, w):
 					return strings.Join(pn.comps, "/") + " (missing: pinned)"
-				case i+j == len(rel) && i == 0 && !exists(prefix):
+				case i+j == len(rel) && i == 0 && !exists(prefix) && m.stubbedIn(pn, w):
 					// real is the first missing component of a name
 					// whose rest would follow (.git of .git/hooks).
 					return strings.Join(pn.comps, "/") + " (missing: pinned at " + prefix + ")"

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sbx-sh/sbx/policy"
+)
+
+// What a run leaves behind is input to the host: a set-id binary written
+// into a shared tree runs with its owner's rights for any local user. The
+// filter refuses a set-id bit in every mode argument (chmod and its kin,
+// creat, mknod, an open that creates), in the full sandbox, with the
+// calls observed, and in the weaker mode; a plain chmod still works.
+func TestSetIDBitsRefused(t *testing.T) {
+	for _, mode := range [][]string{nil, {"--observe-files", "writes"}, {"--weaker-nested"}} {
+		t.Run(strings.Join(append([]string{"mode"}, mode...), " "), func(t *testing.T) {
+			d := t.TempDir()
+			w := filepath.Join(d, "w")
+			if err := os.Mkdir(w, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := "cp /usr/bin/id w/x; chmod 6755 w/x; chmod u+s w/x; chmod g+s w/x\n" +
+				"cp /usr/bin/id w/y; chmod 755 w/y && echo chmod-ok\n" +
+				probes([]string{"setid", "w"})
+			flags := append(append([]string{"--allow-write", w, "--violations", filepath.Join(d, "v.jsonl")}, mode...), probeDir()...)
+			r := sh(t, runOpts{dir: d}, script, flags...)
+			if r.code != 0 || !strings.Contains(r.stdout, "chmod-ok") {
+				t.Fatalf("the plain chmod did not work: %s", r)
+			}
+			// Every set-id attempt is refused; the allowed ones ran.
+			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				name, res, ok := strings.Cut(line, ": ")
+				if !ok || name == "chmod-ok" {
+					continue
+				}
+				allowed := name == "chmod 0750" || name == "chmod 01777" || strings.HasPrefix(name, "mkdir") || strings.HasPrefix(name, "openat2")
+				if allowed && !strings.HasPrefix(res, "OK") || !allowed && res != "EPERM" {
+					t.Errorf("%s: %s", name, res)
+				}
+			}
+			if !strings.Contains(r.stdout, "fchmodat2 04755: EPERM") || !strings.Contains(r.stdout, "chmod 0750: OK mode 0750") {
+				t.Errorf("the probe did not run every call:\n%s", r.stdout)
+			}
+			// What the host finds afterwards: no set-id bit anywhere.
+			filepath.Walk(w, func(p string, info os.FileInfo, err error) error {
+				if err == nil && info.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+					t.Errorf("%s left with mode %v", p, info.Mode())
+				}
+				return nil
+			})
+			if fi, err := os.Stat(filepath.Join(w, "y")); err != nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("w/y: %v %v", fi, err)
+			}
+			// The full sandbox records each refusal (the weaker mode has no
+			// supervisor listening).
+			v, _ := os.ReadFile(filepath.Join(d, "v.jsonl"))
+			if len(mode) == 0 || mode[0] != "--weaker-nested" {
+				if !strings.Contains(string(v), `mode 06755 (setuid, setgid)`) || !strings.Contains(string(v), `fchmodat2`) {
+					t.Errorf("no set-id record:\n%s", v)
+				}
+			}
+		})
+	}
+}
+
+// git runs the hooks of core.hooksPath, not .git/hooks, when it is set
+// (husky's `git config core.hooksPath .husky`): that directory is
+// protected as .git/hooks is, whether the repository's config, the
+// user's ~/.gitconfig (absolute, or relative to each repository) or a
+// config an earlier run wrote names it, and whether it exists or not.
+// Elsewhere the same writes work.
+func TestHooksPathProtected(t *testing.T) {
+	git := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	type setup struct {
+		name string
+		// prepare makes the tree; hooks is the hooks directory relative
+		// to the repository, home's .gitconfig content.
+		local, global string
+		hooks         string
+		missing       bool
+	}
+	for _, c := range []setup{
+		{name: "husky", local: ".husky", hooks: ".husky"},
+		{name: "husky-missing", local: ".husky", hooks: ".husky", missing: true},
+		{name: "nested", local: "tools/git-hooks", hooks: "tools/git-hooks", missing: true},
+		{name: "global-relative", global: ".githooks", hooks: ".githooks"},
+		{name: "global-home", global: "~/githooks", hooks: "HOME/githooks", missing: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			home := filepath.Join(d, "home")
+			repo := filepath.Join(home, "repo")
+			if err := os.MkdirAll(repo, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git(t, repo, "init", "-q")
+			if c.local != "" {
+				git(t, repo, "config", "core.hooksPath", c.local)
+			}
+			if c.global != "" {
+				writeFile(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = x\n[core]\n\thooksPath = \""+c.global+"\" ; set by the test\n")
+			}
+			hooks := filepath.Join(repo, c.hooks)
+			if strings.HasPrefix(c.hooks, "HOME/") {
+				hooks = filepath.Join(home, strings.TrimPrefix(c.hooks, "HOME/"))
+			}
+			if !c.missing {
+				if err := os.MkdirAll(hooks, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			marker := filepath.Join(d, "hook-ran")
+			hook := "#!/bin/sh\ntouch " + q(marker) + "\n"
+			env := []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+			script := "mkdir -p " + q(hooks) + "; printf %s " + q(hook) + " > " + q(filepath.Join(hooks, "pre-commit")) + " && echo planted; " +
+				"mkdir -p other && echo ok > other/pre-commit && echo other-ok"
+			r := sh(t, runOpts{dir: repo, env: env}, script, "--allow-write", home)
+			if strings.Contains(r.stdout, "planted") || !strings.Contains(r.stdout, "other-ok") {
+				t.Fatalf("want the hook refused and the other write done: %s", r)
+			}
+			if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err == nil {
+				t.Fatalf("%s/pre-commit was written", hooks)
+			}
+			// Nothing of the protection is left on the host.
+			if _, err := os.Lstat(hooks); c.missing && err == nil {
+				t.Errorf("%s left behind", hooks)
+			}
+		})
+	}
+	// Without core.hooksPath the directory is an ordinary one.
+	d := t.TempDir()
+	git(t, d, "init", "-q")
+	r := sh(t, runOpts{dir: d, env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}}, "mkdir .husky && echo x > .husky/pre-commit && echo ok", "--allow-write", d)
+	if !strings.Contains(r.stdout, "ok") {
+		t.Fatalf("without core.hooksPath .husky is writable: %s", r)
+	}
+}
+
+// An earlier run that was allowed to change .git/config set core.hooksPath;
+// the next run cannot fill the directory it names.
+func TestHooksPathFromEarlierRun(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	d := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", d).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	r := sh(t, runOpts{dir: d, env: env}, "git config core.hooksPath hooks2 && mkdir hooks2 && echo ok", "--allow-write", d, "--allow-git-config")
+	wantCode(t, r, 0)
+	r = sh(t, runOpts{dir: d, env: env}, "echo 'touch marker' > hooks2/pre-commit && echo planted", "--allow-write", d)
+	if strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the second run wrote the hooks an earlier run pointed git at: %s", r)
+	}
+}
+
+// protectedTable is the list of protected names as this test knows it,
+// written out here (not read from policy.ProtectedNames, which it pins):
+// kind "f" a file, "d" a directory, "g" a .git file; stub where a missing
+// one is pinned: H HOME, R a repository root, C the working directory,
+// L beside a lefthook configuration, "" nowhere.
+var protectedTable = []struct{ name, kind, stub string }{
+	{".bashrc", "f", "H"}, {".bash_profile", "f", "H"}, {".bash_login", "f", "H"}, {".bash_logout", "f", "H"},
+	{".profile", "f", "H"}, {".zshrc", "f", "H"}, {".zprofile", "f", "H"}, {".zshenv", "f", "H"},
+	{".zlogin", "f", "H"}, {".zlogout", "f", "H"}, {".gitconfig", "f", "H"}, {".ripgreprc", "f", "H"},
+	{".git/hooks", "d", "HRC"}, {".git/modules", "d", "HRC"}, {".git/worktrees", "d", "HRC"}, {".git/config", "f", "HRC"},
+	{".git", "g", ""}, {".gitmodules", "f", ""},
+	{".husky", "d", ""}, {".pre-commit-config.yaml", "f", ""},
+	{"lefthook.yml", "f", ""}, {".lefthook.yml", "f", ""}, {"lefthook.yaml", "f", ""}, {".lefthook.yaml", "f", ""},
+	{"lefthook-local.yml", "f", "L"}, {".lefthook-local.yml", "f", "L"}, {"lefthook-local.yaml", "f", "L"}, {".lefthook-local.yaml", "f", "L"},
+	{".lefthook", "d", "L"}, {".lefthook-local", "d", "L"},
+	{".vscode", "d", "HRC"}, {".idea", "d", "RC"}, {".zed", "d", "RC"}, {".claude", "d", "HRC"}, {".mcp.json", "f", "RC"},
+	{".cursor", "d", ""}, {".gemini", "d", ""},
+	{".envrc", "f", ""}, {"mise.toml", "f", ""}, {".mise.toml", "f", ""}, {"mise.local.toml", "f", ""}, {".mise.local.toml", "f", ""},
+	{".tool-versions", "f", ""},
+	{".npmrc", "f", ""}, {".yarnrc.yml", "f", ""}, {".yarnrc", "f", ""}, {".pnpmfile.cjs", "f", ""},
+	{".cargo/config.toml", "f", ""}, {".cargo/config", "f", ""},
+}
+
+// Every protected name is pinned by a real run: an existing one, below a
+// writable root, cannot be changed; a missing one is pinned exactly where
+// it acts (HOME, a repository root, the working directory, beside
+// lefthook's configuration) and nowhere else, so a writable directory
+// that is none of those sees no placeholder at all. The list must match
+// policy.ProtectedNames and docs/settings.md entry for entry.
+func TestProtectedNamesTable(t *testing.T) {
+	var names []string
+	for _, pn := range policy.ProtectedNames(false) {
+		names = append(names, pn.Name)
+	}
+	var table []string
+	for _, e := range protectedTable {
+		table = append(table, e.name)
+	}
+	slices.Sort(names)
+	slices.Sort(table)
+	if strings.Join(names, " ") != strings.Join(table, " ") {
+		t.Errorf("policy.ProtectedNames and this table differ:\n%q\n%q", names, table)
+	}
+	doc, err := os.ReadFile("../../docs/settings.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(doc), "| `"+n+"` |") {
+			t.Errorf("docs/settings.md has no row for %s", n)
+		}
+	}
+	env := func(home string) []string {
+		return append(hermeticEnv(), "HOME="+home, "XDG_CACHE_HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	}
+	// tryWrite is a script line that changes or makes p (a file in it,
+	// for a directory) and prints "WROTE p" if that worked.
+	tryWrite := func(p, kind string) string {
+		target := p
+		if kind == "d" {
+			target = p + "/x"
+		}
+		return "(mkdir -p " + q(filepath.Dir(target)) + " && echo evil >> " + q(target) + ") 2>/dev/null && echo " + q("WROTE "+p) + "\n"
+	}
+	t.Run("existing", func(t *testing.T) {
+		w := t.TempDir()
+		var script strings.Builder
+		for i, e := range protectedTable {
+			// Each in a directory of its own, two levels down: no stub
+			// is involved, only the search.
+			dir := filepath.Join(w, "a", fmt.Sprint(i))
+			p := filepath.Join(dir, e.name)
+			switch e.kind {
+			case "d":
+				writeFile(t, filepath.Join(p, "keep"), "orig")
+			case "g":
+				writeFile(t, p, "gitdir: /nonexistent\n")
+			default:
+				writeFile(t, p, "orig")
+			}
+			script.WriteString(tryWrite(p, e.kind))
+		}
+		script.WriteString("echo fine > " + q(filepath.Join(w, "a", "normal")) + " && echo ok\n")
+		r := sh(t, runOpts{dir: t.TempDir(), env: env(t.TempDir())}, script.String(), "--allow-write", w)
+		if strings.Contains(r.stdout, "WROTE") || !strings.HasSuffix(r.stdout, "ok\n") {
+			t.Fatalf("an existing protected name was changed: %s", r)
+		}
+	})
+	t.Run("missing", func(t *testing.T) {
+		d := t.TempDir()
+		home := filepath.Join(d, "home")  // HOME, a writable root
+		repo := filepath.Join(d, "repo")  // a repository root, a writable root
+		cwd := filepath.Join(d, "cwd")    // the working directory, not a repository
+		out := filepath.Join(d, "out")    // a writable root that is none of those
+		hook := filepath.Join(d, "hooky") // a repository with lefthook.yml
+		for _, p := range []string{home, filepath.Join(repo, ".git"), cwd, out, filepath.Join(hook, ".git")} {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeFile(t, filepath.Join(hook, "lefthook.yml"), "pre-commit: {}\n")
+		before := map[string][]string{}
+		for _, p := range []string{home, repo, cwd, out, hook} {
+			before[p] = snapshot(t, p)
+		}
+		var script strings.Builder
+		// What a file watcher in out sees while the command runs.
+		script.WriteString("echo placeholders: $(ls -A " + q(out) + ")\n")
+		want := ""
+		for _, e := range protectedTable {
+			if e.kind == "g" {
+				continue // never stubbed: a .git directory is the repository itself
+			}
+			for _, place := range []struct {
+				dir, code string
+			}{{home, "H"}, {repo, "R"}, {cwd, "C"}, {out, ""}, {hook, "L"}} {
+				p := filepath.Join(place.dir, e.name)
+				if place.dir == hook && !strings.Contains(e.stub, "L") {
+					continue
+				}
+				script.WriteString(tryWrite(p, e.kind))
+				pinned := place.code != "" && strings.Contains(e.stub, place.code)
+				if !pinned {
+					want += "WROTE " + p + "\n"
+				}
+			}
+		}
+		r := sh(t, runOpts{dir: cwd, env: env(home)}, script.String(), "--allow-write", home, "--allow-write", repo, "--allow-write", cwd, "--allow-write", out, "--allow-write", hook)
+		first, rest, _ := strings.Cut(r.stdout, "\n")
+		if first != "placeholders:" {
+			t.Errorf("a watcher of a plain writable directory sees placeholders: %q", first)
+		}
+		if rest != want {
+			t.Errorf("writes of missing names: got\n%s\nwant\n%s\n%s", rest, want, r.stderr)
+		}
+		// The stubs are gone; what the command wrote is its own.
+		for p, b := range before {
+			for _, n := range snapshot(t, p) {
+				if !slices.Contains(b, n) && !strings.Contains(want, p+n) && !strings.Contains(want, p+n+"/") && !strings.Contains(n, "/") {
+					t.Errorf("left behind in %s: %s", p, n)
+				}
+			}
+		}
+	})
+}
+
+// What the command leaves where the host's git and make look by
+// themselves: a repository it made in a writable root (git init, or a
+// bare HEAD + objects + refs layout whose config names core.fsmonitor)
+// and a FIFO in place of a Makefile. The after-run check moves the
+// repositories aside and removes the FIFO, records each, and
+// --fail-on-violation counts them; the host's git status then runs
+// nothing. What was there before the run is left alone.
+func TestAfterRunCheck(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, mode := range [][]string{nil, {"--weaker-nested"}} {
+		t.Run(strings.Join(append([]string{"mode"}, mode...), " "), func(t *testing.T) { afterRunCase(t, mode) })
+	}
+}
+
+func afterRunCase(t *testing.T, mode []string) {
+	d := t.TempDir()
+	w, out, bare := filepath.Join(d, "w"), filepath.Join(d, "out"), filepath.Join(d, "bare")
+	for _, p := range []string{w, out, bare} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's own FIFO, there before the run.
+	if err := syscall.Mkfifo(filepath.Join(w, "mine.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(d, "fsmonitor-ran")
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch " + marker + "\"\n"
+	script := "mkfifo Makefile && " +
+		"cd " + q(out) + " && git init -q . && printf %s " + q(cfg) + " > .git/config && " +
+		"cd " + q(bare) + " && mkdir objects refs && echo 'ref: refs/heads/main' > HEAD && printf %s " + q(cfg) + " > config && echo planted"
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + d, "GIT_CONFIG_NOSYSTEM=1"}
+	vio := filepath.Join(d, "v.jsonl")
+	r := sh(t, runOpts{dir: w, env: env}, script, append([]string{"--allow-write", w, "--allow-write", out, "--allow-write", bare, "--fail-on-violation", "--violations", vio}, mode...)...)
+	if !strings.Contains(r.stdout, "planted") || r.code != 123 {
+		t.Fatalf("want the layouts made and exit 123: %s", r)
+	}
+	for _, dir := range []string{out, bare} {
+		cmd := exec.Command("git", "status")
+		cmd.Dir, cmd.Env = dir, env
+		_ = cmd.Run()
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the host's git status ran the planted core.fsmonitor")
+	}
+	if fi, err := os.Lstat(filepath.Join(w, "Makefile")); err == nil {
+		t.Errorf("the FIFO is still there: %v", fi.Mode())
+	}
+	if fi, err := os.Lstat(filepath.Join(w, "mine.fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the user's own FIFO was touched: %v", err)
+	}
+	v, _ := os.ReadFile(vio)
+	for _, want := range []string{out + "/.git", bare + "/HEAD", w + "/Makefile"} {
+		if !strings.Contains(string(v), `"path":"`+want+`"`) {
+			t.Errorf("no record for %s:\n%s", want, v)
+		}
+	}
+	// A second run in the same tree finds nothing new: what the first
+	// run moved aside, and the user's repository, stay as they are.
+	r = sh(t, runOpts{dir: w, env: env}, "git -C "+q(out)+" --version >/dev/null; echo ok", append([]string{"--allow-write", w, "--allow-write", out, "--fail-on-violation"}, mode...)...)
+	if r.code != 0 || strings.Contains(r.stderr, "after the run") {
+		t.Fatalf("a clean run: %s", r)
+	}
+}
+
+// The after-run check tells another run's stub from a planted repository:
+// a run that ends while a second one, started later in the same
+// directory, still holds its .git stub leaves that stub alone; a .git the
+// command made to look like a stub (sticky, no write bit) is moved aside.
+func TestAfterRunCheckStubs(t *testing.T) {
+	d := t.TempDir()
+	x, other := filepath.Join(d, "x"), filepath.Join(d, "other")
+	for _, p := range []string{x, other} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(dir string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+		cmd := exec.Command(sbxBin, "--allow-write", x, "--", "/bin/sh", "-c", "echo started; read line; echo done")
+		cmd.Dir = dir
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(out)
+		if l, _ := rd.ReadString('\n'); l != "started\n" {
+			t.Fatalf("run in %s did not start: %q", dir, l)
+		}
+		return cmd, in, rd
+	}
+	first, firstIn, _ := start(other) // x is a writable root, no stub .git
+	second, secondIn, _ := start(x)   // x is the working directory: .git pinned
+	defer first.Process.Kill()
+	defer second.Process.Kill()
+	if fi, err := os.Lstat(filepath.Join(x, ".git")); err != nil || !fi.IsDir() {
+		t.Fatalf("control: the second run's stub .git: %v", err)
+	}
+	firstIn.Write([]byte("\n"))
+	firstIn.Close()
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 0 {
+		t.Fatalf("the first run moved the second's stub aside: %q", m)
+	}
+	secondIn.Write([]byte("\n"))
+	secondIn.Close()
+	if err := second.Wait(); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if after := snapshot(t, x); len(after) != 1 {
+		t.Fatalf("left behind: %q", after)
+	}
+	// A look-alike: a .git with the stub's mode, no run holding it.
+	r := sh(t, runOpts{dir: other}, "mkdir "+q(x+"/.git")+" && chmod 1555 "+q(x+"/.git")+" && echo made", "--allow-write", x)
+	if !strings.Contains(r.stdout, "made") {
+		t.Fatalf("%s", r)
+	}
+	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 1 {
+		t.Fatalf("a stub look-alike .git was not moved aside: %s", r)
+	}
+}
