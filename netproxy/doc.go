@@ -42,10 +42,12 @@
 // # Address guard
 //
 // After a name is allowed, the proxy resolves it once (through
-// Config.Resolver) and refuses addresses that are loopback, link-local,
-// cloud metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200,
-// 168.63.129.16), private (RFC 1918, fc00::/7, fec0::/10), CGNAT
-// (100.64.0.0/10), unspecified (0.0.0.0/8, ::), multicast, reserved
+// Config.Resolver) and refuses addresses that are loopback (127.0.0.0/8,
+// ::1), link-local (169.254.0.0/16, fe80::/10), cloud metadata
+// (169.254.169.254, fd00:ec2::254, 100.100.100.200, 168.63.129.16),
+// private (RFC 1918: 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16;
+// fc00::/7, fec0::/10), CGNAT (100.64.0.0/10), unspecified (0.0.0.0/8,
+// ::), multicast (224.0.0.0/4, ff00::/8), reserved
 // (240.0.0.0/4, the IPv4-compatible ::/96, 64:ff9b:1::/48), NAT64
 // (64:ff9b::/96) and 6to4 (2002::/16) forms of any of those, and the
 // host's own interface addresses (cached for 5 s); the ranges are

@@ -38,6 +38,9 @@
 // The weaker mode (enableWeakerNestedSandbox) has no namespaces: the
 // supervisor confines a thread and forks the command itself, as a child
 // subreaper that kills the command's whole process tree at the end.
+// Landlock is its only filesystem enforcer and grants a writable root
+// whole, so a plan with a read-denied path inside a writable place is
+// refused there (weakerDenyReads), never run as if the deny held.
 //
 // What is not here: `sbx doctor`'s probes and diagnosis (package doctor,
 // whose Explain also words this package's message when the user namespace

@@ -184,6 +184,11 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 			}
 		}
 	}
+	if pl.Weaker {
+		if err := weakerDenyReads(p, writable); err != nil {
+			return err
+		}
+	}
 	lo := landlock.Options{Weaker: pl.Weaker, Capture: pl.Net.Capture}
 	if pl.Net.Proxy {
 		lo.ProxyPorts = []uint16{pl.Net.HTTPPort, pl.Net.SOCKSPort}
@@ -194,6 +199,26 @@ func (pl *Plan) enforcement(p *policy.Policy) error {
 	pl.Landlock = landlock.Plan(p, lo)
 	pl.Filter, err = seccomp.Compile(pl.Seccomp)
 	return err
+}
+
+// weakerDenyReads refuses, in the weaker mode, a read-denied path that
+// lies in a place that takes writes: Landlock grants a writable root
+// whole (its rules only add up), and without the mount view nothing
+// hides the path inside it, so the command would read it. The built-in
+// masks count too (a writable HOME would expose ~/.ssh).
+func weakerDenyReads(p *policy.Policy, writable []string) error {
+	takes := append(append([]string(nil), writable...), p.Filesystem.DiscardWrites...)
+	for _, d := range p.Filesystem.DenyRead {
+		if _, err := os.Lstat(d); err != nil {
+			continue // nothing there to read
+		}
+		for _, w := range takes {
+			if policy.WithinAny(d, []string{w}) {
+				return fmt.Errorf("--weaker-nested cannot hide %s: it lies in the writable %s, which Landlock grants whole (there is no mount view to mask it); deny it outside writable places, make less writable, or run the full sandbox", d, w)
+			}
+		}
+	}
+	return nil
 }
 
 // lookPath finds argv0 the way a shell would, with the command's PATH, in

@@ -277,10 +277,21 @@ func TestTrustIgnoreViolations(t *testing.T) {
 	writeFile(t, s, `{"ignoreViolations": {"*": ["/"]}, "network": {}, "filesystem": {}}`)
 	r := sh(t, runOpts{dir: d}, `echo x > /etc/sbx-should-not-exist 2>/dev/null; true`, "--settings", s, "--fail-on-violation", "--observe-files", "writes")
 	wantCode(t, r, 125)
-	// The same file outside the tree is the user's: honoured.
+	// The same file outside the tree is the user's: honoured. The
+	// command makes a real violation (a refused write the observer
+	// records): without the file it fails the run, with it it does not.
+	const violate = `echo x > /etc/sbx-should-not-exist 2>/dev/null; true`
+	flags := []string{"--fail-on-violation", "--observe-files", "writes"}
+	r = sh(t, runOpts{dir: d}, violate, flags...)
+	if r.code == 0 || r.code == 125 {
+		t.Fatalf("without ignoreViolations the refused write should fail the run: %s", r)
+	}
 	o := outside(t, "sbx.json", `{"ignoreViolations": {"*": ["/"]}, "network": {}, "filesystem": {}}`)
-	r = sh(t, runOpts{dir: d}, `true`, "--settings", o, "--fail-on-violation")
+	r = sh(t, runOpts{dir: d}, violate, append([]string{"--settings", o}, flags...)...)
 	wantCode(t, r, 0)
+	if _, err := os.Stat("/etc/sbx-should-not-exist"); err == nil {
+		t.Fatal("the refused write happened")
+	}
 }
 
 // TestTrustMaskedTokenNeverLeaves: a repository .claude/settings.json

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -133,13 +134,42 @@ func TestDiscardWritesKilled(t *testing.T) {
 	before := treeHash(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sbxBin, "--discard-writes", d, "--", "/bin/sh", "-c", "cd "+d+" && echo a > w1 && rm keep.txt && touch ready && sleep 30")
+	// The command says "ready" only once its writes are there, as it
+	// sees them; sbx is killed then, not after a guessed delay.
+	cmd := exec.CommandContext(ctx, sbxBin, "--discard-writes", d, "--", "/bin/sh", "-c",
+		"cd "+d+" && echo a > w1 && rm keep.txt && touch ready && test \"$(cat w1)\" = a && test ! -e keep.txt && echo ready && sleep 30")
 	cmd.Dir = d
 	cmd.Env = hermeticEnv()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+				return
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the command's writes did not happen inside the run (no \"ready\")")
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no \"ready\" from the command in 20 s")
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	deadline := time.Now().Add(5 * time.Second)

@@ -268,29 +268,46 @@ func TestNetBypass(t *testing.T) {
 		wantCode(t, r, 0)
 		wantNot(t, r, "dial tcp6 "+tcp6, "OK")
 		t.Logf("IPv6: %s", r.stdout)
-		time.Sleep(300 * time.Millisecond)
-		if c6.n.Load() != 0 || u6.n.Load() != 0 {
-			t.Fatalf("IPv6 traffic reached the host: tcp %d udp %d", c6.n.Load(), u6.n.Load())
+		// The control below is the barrier: what the sandboxed run sent
+		// was queued before it, so once it has arrived, exactly one
+		// connection and one datagram means nothing else did.
+		controlArrives(t, "tcp6", tcp6, c6)
+		controlArrives(t, "udp6", udp6, u6)
+		if c6.n.Load() != 1 || u6.n.Load() != 1 {
+			t.Fatalf("IPv6 traffic reached the host: tcp %d udp %d (1 each is the control)", c6.n.Load(), u6.n.Load())
 		}
-	}
-	time.Sleep(300 * time.Millisecond) // datagrams in flight, if any
-	if c.n.Load() != 0 || c4.n.Load() != 0 || u4.n.Load() != 0 {
-		t.Fatalf("direct traffic reached the host: http %d tcp %d udp %d", c.n.Load(), c4.n.Load(), u4.n.Load())
 	}
 
 	// Control: the same probes without sbx reach the listeners, so the
-	// zeros above mean something.
-	out, err := exec.Command(attackBin, "dial", "tcp4", tcp4).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "OK echo") {
-		t.Fatalf("control dial failed: %v %s", err, out)
+	// zeros mean something; and the barrier (see above).
+	controlArrives(t, "tcp4", tcp4, c4)
+	controlArrives(t, "udp4", udp4, u4)
+	direct := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	resp, err := direct.Get(s.URL + "/control")
+	if err != nil {
+		t.Fatalf("control request: %v", err)
 	}
-	_, _ = exec.Command(attackBin, "dial", "udp4", udp4).CombinedOutput()
-	deadline := time.Now().Add(2 * time.Second)
-	for u4.n.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	resp.Body.Close()
+	if c.n.Load() != 1 || c4.n.Load() != 1 || u4.n.Load() != 1 {
+		t.Fatalf("direct traffic reached the host: http %d tcp %d udp %d (1 each is the control)", c.n.Load(), c4.n.Load(), u4.n.Load())
 	}
-	if c4.n.Load() != 1 || u4.n.Load() != 1 {
-		t.Fatalf("control traffic did not arrive: tcp %d udp %d", c4.n.Load(), u4.n.Load())
+}
+
+// controlArrives sends one probe of network to addr from outside the
+// sandbox and waits (10 s at most) until the listener has counted it.
+func controlArrives(t *testing.T, network, addr string, c *counter) {
+	t.Helper()
+	before := c.n.Load()
+	out, err := exec.Command(attackBin, "dial", network, addr).CombinedOutput()
+	if strings.HasPrefix(network, "tcp") && (err != nil || !strings.Contains(string(out), "OK echo")) {
+		t.Fatalf("control dial %s %s failed: %v %s", network, addr, err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.n.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.n.Load() == before {
+		t.Fatalf("control %s traffic to %s did not arrive", network, addr)
 	}
 }
 

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // BaseTree is the tree every case starts from, relative to its root:
@@ -86,6 +89,8 @@ func Materialize(c *Case, base string) (Env, error) {
 		switch n.Kind {
 		case "dir":
 			err = os.Mkdir(p, 0o755)
+		case "deep":
+			err = makeDeep(p, n.Levels)
 		case "file":
 			err = os.WriteFile(p, []byte("content of "+n.Path+"\n"), 0o644)
 		case "link":
@@ -93,6 +98,21 @@ func Materialize(c *Case, base string) (Env, error) {
 		}
 		if err != nil && !extra {
 			return Env{}, err
+		}
+	}
+	// Modes last, deepest first: a closed directory's parent is still
+	// open while it is closed.
+	nodes := append(append([]Node(nil), BaseTree...), c.Extra...)
+	sort.Slice(nodes, func(i, j int) bool { return len(nodes[i].Path) > len(nodes[j].Path) })
+	for _, n := range nodes {
+		if n.Kind == "dir" && n.Mode != "" {
+			mode, err := strconv.ParseUint(n.Mode, 8, 32)
+			if err != nil {
+				return Env{}, fmt.Errorf("node %s: mode %q: %w", n.Path, n.Mode, err)
+			}
+			if err := os.Chmod(filepath.Join(t, n.Path), os.FileMode(mode)); err != nil {
+				return Env{}, err
+			}
 		}
 	}
 	cwd := filepath.Join(t, "work")
@@ -132,6 +152,53 @@ func Materialize(c *Case, base string) (Env, error) {
 		env.Files[i] = file
 	}
 	return env, nil
+}
+
+// makeDeep makes the directory p and a chain of levels directories
+// named DeepName below it, each opened relative to the one above
+// (mkdirat, openat: no path is ever longer than one name), with a
+// key.pem at the bottom.
+func makeDeep(p string, levels int) error {
+	if err := os.Mkdir(p, 0o755); err != nil {
+		return err
+	}
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	for i := 0; i < levels; i++ {
+		if err := unix.Mkdirat(fd, DeepName, 0o755); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("mkdirat level %d: %w", i, err)
+		}
+		next, err := unix.Openat(fd, DeepName, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("openat level %d: %w", i, err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	f, err := unix.Openat(fd, "key.pem", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("openat key.pem: %w", err)
+	}
+	_, err = unix.Write(f, []byte("content of a deep key.pem\n"))
+	unix.Close(f)
+	return err
+}
+
+// Deepest is the deepest directory of the deep chain below p (absolute)
+// that a mount can name (its path at most maxPlanPath bytes).
+func Deepest(p string) string {
+	for len(p)+1+len(DeepName) <= maxPlanPath {
+		next := filepath.Join(p, DeepName)
+		if _, err := os.Lstat(next); err != nil {
+			break
+		}
+		p = next
+	}
+	return p
 }
 
 // fileText is a settings layer's file.
@@ -255,11 +322,29 @@ func Args(c *Case, env Env) []string {
 // Probes lists what to try in the tree: read and write every file (also
 // through links), list every directory, create a new file in every
 // directory and at each of createTargets.
+//
+// Directories left closed (mode 000, 0311) come first, each with a
+// chmod to 0755: the next run's command restores what it can, then
+// reads. A path "deepest:DIR" is the deepest directory of DIR's deep
+// chain a mount can name. No path longer than a mount can name is
+// probed.
 func Probes(c *Case, env Env) []Probe {
+	closed := ClosedDirs(env.T)
+	reclose := OpenDirs(closed)
+	defer reclose()
+	var chmods []Probe
+	for d := range closed {
+		chmods = append(chmods, Probe{"chmod", d})
+	}
+	sort.Slice(chmods, func(i, j int) bool { return chmods[i].Path < chmods[j].Path })
 	if len(c.Probes) > 0 {
-		out := make([]Probe, len(c.Probes))
-		for i, p := range c.Probes {
-			out[i] = Probe{Op: p.Op, Path: filepath.Join(env.T, p.Path)}
+		out := chmods
+		for _, p := range c.Probes {
+			abs := filepath.Join(env.T, p.Path)
+			if rest, ok := strings.CutPrefix(p.Path, "deepest:"); ok {
+				abs = Deepest(filepath.Join(env.T, rest))
+			}
+			out = append(out, Probe{Op: p.Op, Path: abs})
 		}
 		return out
 	}
@@ -269,6 +354,9 @@ func Probes(c *Case, env Env) []Probe {
 	_ = filepath.Walk(env.T, func(p string, info os.FileInfo, err error) error {
 		if err != nil || p == env.T {
 			return nil
+		}
+		if len(p) > maxPlanPath-300 {
+			return filepath.SkipDir
 		}
 		nodes = append(nodes, p)
 		return nil
@@ -285,7 +373,11 @@ func Probes(c *Case, env Env) []Probe {
 		}
 		if st.IsDir() {
 			lists = append(lists, Probe{"list", p})
-			creates = append(creates, Probe{"create", filepath.Join(p, "new-"+filepath.Base(p)+".txt")})
+			name := "new-" + filepath.Base(p) + ".txt"
+			if len(name) > 255 {
+				name = "new-deep.txt" // in a deep chain
+			}
+			creates = append(creates, Probe{"create", filepath.Join(p, name)})
 			continue
 		}
 		reads = append(reads, Probe{"read", p})
@@ -305,7 +397,7 @@ func Probes(c *Case, env Env) []Probe {
 		made[real] = true
 		cs = append(cs, p)
 	}
-	return append(append(append(reads, lists...), writes...), cs...)
+	return append(chmods, append(append(append(reads, lists...), writes...), cs...)...)
 }
 
 // Generate draws a case from seed.
@@ -442,7 +534,48 @@ func Generate(seed int64) *Case {
 	if r.Intn(12) == 0 {
 		c.Layers = append(c.Layers, pickMalformed(r))
 	}
+	leftBehind(r, c)
 	return c
+}
+
+// leftBehind adds, now and then, what an earlier run leaves in the
+// tree (docs/settings.md "Paths and globs"): a directory made unreadable
+// (mode 000, or 0311: enter but not list), inside and outside writable
+// roots, left directly or by a previous run under the same policy
+// (Case.Prep); a chain of directories longer than a mount can name; a
+// key moved or a directory renamed by the previous run. Drawn after
+// everything else, so the seeds' earlier draws stay as they were.
+func leftBehind(r *rand.Rand, c *Case) {
+	pick := func(pool []string) string { return pool[r.Intn(len(pool))] }
+	var prep []string
+	if r.Intn(4) == 0 {
+		d := pick([]string{"work", "work/a", "work/src/sub/deep", "work/gen", "work/my docs", "outside", "home"}) + "/left"
+		c.Extra = append(c.Extra, Node{Path: d + "/lk.pem", Kind: "file"}, Node{Path: d + "/n.txt", Kind: "file"})
+		mode := "000"
+		if r.Intn(6) == 0 {
+			mode = "311"
+		}
+		if r.Intn(2) == 0 {
+			c.Extra = append(c.Extra, Node{Path: d, Kind: "dir", Mode: mode})
+		} else {
+			prep = append(prep, "chmod "+mode+" '@T/"+d+"'")
+		}
+	}
+	if r.Intn(8) == 0 {
+		d := pick([]string{"work/gen", "work/a", "outside"}) + "/deep"
+		c.Extra = append(c.Extra, Node{Path: d, Kind: "deep", Levels: 17 + r.Intn(2)})
+	}
+	if r.Intn(6) == 0 {
+		prep = append(prep, pick([]string{
+			"mv @T/work/a/b/key.pem @T/work/gen/k2.pem",
+			"mv @T/work/src/sub @T/work/src/moved",
+			"mkdir -p @T/work/gen/x && mv @T/work/key.pem @T/work/gen/x/ && chmod 000 @T/work/gen/x",
+			"mv @T/work/secret @T/work/gen/secret2",
+		}))
+	}
+	if len(prep) > 0 {
+		c.Prep = strings.Join(prep, "; ")
+	}
 }
 
 // malformed are layers sbx must refuse (exit 125, one line).

@@ -1,7 +1,9 @@
 // Package oracle is sbx's policy oracle: a small reference model of the
 // documented policy semantics (README "Policy semantics", "Strict reads",
 // "Claude Code settings", and docs/policy-oracle.md "What the model says"), a seeded
-// generator of layered policies over a generated tree, a shrinker, and
+// generator of layered policies over a generated tree (with what an
+// earlier run leaves there: unreadable directories, paths longer than a
+// mount can name, a previous run's changes), a shrinker, and
 // (in the tests) one sbx run per case whose probe results are compared
 // with the model.
 //
@@ -12,13 +14,16 @@
 package oracle
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Source says where a layer comes from.
@@ -85,6 +90,12 @@ type Case struct {
 	// Probes, when set, replaces the generated probe list (relative to
 	// the tree root).
 	Probes []Probe `json:"probes,omitempty"`
+	// Prep, when set, is a previous run: a shell script run under sbx
+	// with the same arguments, from the working directory, before the
+	// probe's run ("@T" is the tree's root). Whatever it leaves (a
+	// directory made unreadable, a file moved) is the tree the probe's
+	// run plans from; the model reads the tree after it.
+	Prep string `json:"prep,omitempty"`
 }
 
 // Node is one entry of the generated tree, relative to its root.
@@ -93,11 +104,27 @@ type Node struct {
 	Kind string `json:"kind"` // "dir", "file" or "link"
 	// Target is a link's text (relative, or "@T/…" for absolute).
 	Target string `json:"target,omitempty"`
+	// Mode, for a "dir", is its mode when the tree is ready ("000",
+	// "311"; "" is 0755): a directory an earlier run left unreadable.
+	Mode string `json:"mode,omitempty"`
+	// Levels, for a "deep" node, is how many directories of
+	// DeepName the chain below Path has (made with openat, so it can
+	// be longer than PATH_MAX); a key.pem lies at its bottom.
+	Levels int `json:"levels,omitempty"`
 }
+
+// DeepName is each directory's name in a "deep" node's chain: 250
+// bytes, so that 17 of them are longer than a mount can name.
+var DeepName = strings.Repeat("d", 250)
+
+// maxPlanPath is the longest path the mount view can name
+// (docs/settings.md "Paths and globs": 4000 bytes): a deny walk that
+// would go deeper denies the deepest directory it can name, whole.
+const maxPlanPath = 4000
 
 // Probe is one access the probe binary tries.
 type Probe struct {
-	Op   string `json:"op"` // read, write, create, list
+	Op   string `json:"op"` // read, write, create, list, chmod (a directory to 0755)
 	Path string `json:"path"`
 }
 
@@ -228,6 +255,13 @@ type model struct {
 	// their matches): one named through a symlink in a writable root is
 	// refused (the command could replace the link).
 	denyWLits []string
+	// closed are the directories left with an owner mode short of rwx
+	// (mode 000, 0311), and their modes; blindR and blindW the ones a
+	// deny-read or deny-write walk could not list (the caller's
+	// permissions: root's walk lists them all).
+	closed         map[string]os.FileMode
+	blindR, blindW []string
+	restored       map[string]bool // closed directories the probe's chmod opens
 }
 
 func (m *model) refuseIf(cond bool, format string, a ...any) {
@@ -238,12 +272,24 @@ func (m *model) refuseIf(cond bool, format string, a ...any) {
 
 // Model computes what sbx must allow for c, materialized in env, for each
 // of probes.
+//
+// The tree is as the previous run (Case.Prep) left it, closed
+// directories closed: the plan's walks see what sbx's do. The answers
+// are computed with them open (the caller's own tree), then closed again.
 func Model(c *Case, env Env, probes []Probe) Expect {
-	m := &model{env: env}
+	m := &model{env: env, closed: ClosedDirs(env.T)}
 	m.build(c)
 	e := Expect{Refuse: m.refuse, OK: map[Probe]bool{}, Why: map[Probe]string{}, Notes: m.notes}
 	if m.refuse != "" {
 		return e
+	}
+	reclose := OpenDirs(m.closed)
+	defer reclose()
+	m.restored = map[string]bool{}
+	for d := range m.closed {
+		// The command restores what it can (the chmod probes come
+		// first): a directory it may write.
+		m.restored[d], _, _ = m.access(Probe{Op: "chmod", Path: d})
 	}
 	for _, p := range probes {
 		ok, why, known := m.access(p)
@@ -497,7 +543,10 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		}
 		for _, name := range l.Presets {
 			if name == "go" {
-				for _, d := range []string{"tool/gocache", "tool/gomod", "tool/gopath/pkg/sumdb"} {
+				// The caches, and the go command's telemetry counters
+				// (created by sbx when missing: a previous run leaves
+				// them).
+				for _, d := range []string{"tool/gocache", "tool/gomod", "tool/gopath/pkg/sumdb", "home/.config/go/telemetry/local"} {
 					p := filepath.Join(env.T, d)
 					rawWrites = append(rawWrites, grant{lit: p, real: p, exists: true, managed: managed, what: "preset go " + d})
 				}
@@ -641,6 +690,121 @@ func (m *model) finish(masks, denyR, denyW []string) {
 			m.pinW = append(m.pinW, firstMissing(d))
 		}
 	}
+	m.blindSpots(masks)
+}
+
+// blindSpots adds what the plan's walks could not see where writes go
+// (docs/settings.md "Paths and globs"): a directory a deny-read walk
+// could not list is hidden whole, one a deny-write walk could not list
+// is read-only whole, and so is one the protected-name search meant to
+// read (a writable root, or a directory down to its depth below one or
+// below the working directory in one); a directory on the way to a
+// built-in mask that cannot be entered is hidden whole. Elsewhere a
+// blind spot stays as it is (the view is read-only).
+func (m *model) blindSpots(masks []string) {
+	var roots []string
+	for _, g := range m.writes {
+		roots = append(roots, g.real)
+	}
+	takesWrites := func(d string) bool { return withinAny(d, roots) }
+	for _, d := range m.blindR {
+		if takesWrites(d) {
+			m.notes = append(m.notes, "deny-read walk cannot list "+d+": hidden whole")
+			m.denyR = append(m.denyR, d)
+		}
+	}
+	for _, d := range m.blindW {
+		if takesWrites(d) {
+			m.notes = append(m.notes, "deny-write walk cannot list "+d+": read-only whole")
+			m.denyW = append(m.denyW, d)
+		}
+	}
+	search := append([]string(nil), roots...)
+	if takesWrites(m.env.Cwd) {
+		search = append(search, m.env.Cwd)
+	}
+	for d := range m.closed {
+		if _, err := os.ReadDir(d); err == nil {
+			continue // root reads it
+		}
+		for _, w := range search {
+			if !within(d, w) {
+				continue
+			}
+			depth := 0
+			if d != w {
+				depth = len(strings.Split(strings.TrimPrefix(d, w+"/"), "/"))
+			}
+			if depth <= searchDepth {
+				m.notes = append(m.notes, "protected-name search cannot read "+d+": read-only whole")
+				m.denyW = append(m.denyW, d)
+				break
+			}
+		}
+	}
+	for _, k := range masks {
+		for q := m.env.Home; q != k; {
+			next := filepath.Join(q, strings.Split(strings.TrimPrefix(k, q+"/"), "/")[0])
+			if syscall.Access(q, 1) != nil {
+				if takesWrites(q) {
+					m.notes = append(m.notes, "cannot resolve mask "+k+" past "+q+": hidden whole")
+					m.denyR = append(m.denyR, q)
+				}
+				break
+			}
+			if st, err := os.Lstat(next); err != nil || !st.IsDir() {
+				break
+			}
+			q = next
+		}
+	}
+}
+
+// ClosedDirs are the directories below t left with an owner mode short
+// of rwx (an earlier run's chmod 000), and their modes; not below one
+// another (one inside a closed directory is not looked for).
+func ClosedDirs(t string) map[string]os.FileMode {
+	out := map[string]os.FileMode{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if len(p) > maxPlanPath-300 {
+				continue
+			}
+			st, err := os.Lstat(p)
+			if err != nil {
+				continue
+			}
+			if st.Mode().Perm()&0o700 != 0o700 {
+				out[p] = st.Mode().Perm()
+				continue
+			}
+			walk(p)
+		}
+	}
+	walk(t)
+	return out
+}
+
+// OpenDirs makes the closed directories 0755 (the caller owns the
+// tree), and returns what closes them again.
+func OpenDirs(closed map[string]os.FileMode) (reclose func()) {
+	for d := range closed {
+		_ = os.Chmod(d, 0o755)
+	}
+	return func() {
+		for d, mode := range closed {
+			_ = os.Chmod(d, mode)
+		}
+	}
 }
 
 // anchor turns an entry's text into an absolute path. rule: the text is a
@@ -694,6 +858,18 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 	dirOnly := strings.HasSuffix(raw, "/") && raw != "/"
 	abs, anyDepth := m.anchor(s, l, rule)
 	soft := rule
+	var bl *blindWalk
+	if strings.Contains(what, "deny") {
+		bl = &blindWalk{}
+		defer func() {
+			m.refuseIf(bl.refuse != "", "%s: %s", what, bl.refuse)
+			if strings.HasPrefix(what, "denyRead") || strings.HasPrefix(what, "Read(") {
+				m.blindR = append(m.blindR, bl.dirs...)
+			} else {
+				m.blindW = append(m.blindW, bl.dirs...)
+			}
+		}()
+	}
 	if !hasGlob(abs) {
 		real, ok := resolve(abs)
 		if dirOnly && ok && !isDir(real) {
@@ -701,7 +877,7 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 		}
 		gs := []grant{{lit: abs, real: real, exists: ok, soft: soft, managed: managed, what: what}}
 		if anyDepth { // a bare name matches at any depth too
-			for _, p := range walkMatch(filepath.Dir(abs), []string{"**", filepath.Base(abs)}, dirOnly) {
+			for _, p := range walkMatch(filepath.Dir(abs), []string{"**", filepath.Base(abs)}, dirOnly, bl) {
 				if p != abs {
 					r, ok := resolve(p)
 					gs = append(gs, grant{lit: p, real: r, exists: ok, soft: true, managed: managed, what: what + " match " + p})
@@ -750,7 +926,7 @@ func (m *model) expand(s string, l Layer, rule, managed bool, what string) []gra
 	if inside {
 		pat = pat[:len(pat)-1]
 	}
-	matches := walkMatch(base, pat, dirOnly || inside)
+	matches := walkMatch(base, pat, dirOnly || inside, bl)
 	if inside {
 		m.fuzzyList = append(m.fuzzyList, matches...)
 	}
@@ -777,20 +953,69 @@ func (m *model) expandDir(s string, l Layer, managed bool, what string) []grant 
 	return []grant{{lit: abs, real: r, exists: ok, soft: true, managed: managed, what: what}}
 }
 
+// blindWalk collects what a deny walk could not look into
+// (docs/settings.md "Paths and globs"): the directories it could not
+// list, and a directory it could enter but not list (mode 0311), which
+// is exit 125. A nil *blindWalk is a grant's walk: what it cannot see
+// it does not grant.
+type blindWalk struct {
+	dirs   []string
+	refuse string
+}
+
 // walkMatch lists the paths below base matching pat component by
 // component ("**" = zero or more directories), without descending into
-// symlinks; a matched directory is not descended into.
-func walkMatch(base string, pat []string, dirOnly bool) []string {
+// symlinks; a matched directory is not descended into. For a deny walk
+// (bl non-nil), a directory that cannot be listed is recorded in bl,
+// and a directory holding a match or a directory to descend into whose
+// path is longer than maxPlanPath is itself a match (denied whole).
+func walkMatch(base string, pat []string, dirOnly bool, bl *blindWalk) []string {
 	var out []string
 	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	// read lists dir, or records why it cannot.
+	read := func(dir string, pat []string) ([]os.DirEntry, bool) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if bl != nil && errors.Is(err, fs.ErrPermission) {
+				if syscall.Access(dir, 1) == nil { // X_OK: enter, but not list
+					bl.refuse = "cannot list " + dir + " though the command could open files in it by name"
+				} else {
+					bl.dirs = append(bl.dirs, dir)
+				}
+			}
+			return nil, false
+		}
+		for _, e := range ents {
+			if len(dir)+1+len(e.Name()) <= maxPlanPath {
+				continue
+			}
+			ok, _ := path.Match(pat[0], e.Name())
+			if ok || (pat[0] == "**" && e.IsDir() && e.Type()&os.ModeSymlink == 0) {
+				if bl != nil {
+					add(dir)
+				}
+				return nil, false
+			}
+		}
+		return ents, true
+	}
 	var walk func(dir string, pat []string)
 	walk = func(dir string, pat []string) {
 		if len(pat) == 0 {
 			return
 		}
 		if pat[0] == "**" {
+			ents, ok := read(dir, pat)
+			if !ok {
+				return
+			}
 			walk(dir, pat[1:]) // zero directories
-			ents, _ := os.ReadDir(dir)
 			for _, e := range ents {
 				if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
 					walk(filepath.Join(dir, e.Name()), pat) // one more
@@ -798,7 +1023,7 @@ func walkMatch(base string, pat []string, dirOnly bool) []string {
 			}
 			return
 		}
-		ents, _ := os.ReadDir(dir)
+		ents, _ := read(dir, pat)
 		for _, e := range ents {
 			ok, _ := path.Match(pat[0], e.Name())
 			if !ok {
@@ -809,10 +1034,7 @@ func walkMatch(base string, pat []string, dirOnly bool) []string {
 				if dirOnly && !isDir(p) {
 					continue
 				}
-				if !seen[p] {
-					seen[p] = true
-					out = append(out, p)
-				}
+				add(p)
 				continue
 			}
 			if e.IsDir() && e.Type()&os.ModeSymlink == 0 {
@@ -859,6 +1081,46 @@ func (m *model) crossesOut(lit string) (link, target string) {
 
 // access answers one probe: ok, why, and whether the model knows.
 func (m *model) access(p Probe) (bool, string, bool) {
+	if p.Op == "chmod" {
+		if m.disabled {
+			return true, "filesystem.disabled", true
+		}
+		real, ok := m.reach(p.Path)
+		if !ok {
+			return false, m.lastReach, true
+		}
+		return m.writable(real, false)
+	}
+	ok, why, known := m.access1(p)
+	if !known || !ok || m.disabled {
+		return ok, why, known
+	}
+	// A closed directory the command could not restore keeps its mode,
+	// and the command has no capability that overrides it (root's
+	// plan walks do list it).
+	target := p.Path
+	if p.Op == "create" {
+		target = filepath.Dir(p.Path)
+	}
+	real, _ := m.reach(target)
+	for d, mode := range m.closed {
+		if m.restored[d] {
+			continue
+		}
+		switch {
+		case real == d && p.Op == "list" && mode&0o400 == 0:
+			return false, fmt.Sprintf("%s left mode %03o", d, mode), true
+		case real == d && p.Op == "create" && mode&0o300 != 0o300:
+			return false, fmt.Sprintf("%s left mode %03o", d, mode), true
+		case strings.HasPrefix(real, d+"/") && mode&0o100 == 0:
+			return false, fmt.Sprintf("inside %s, left mode %03o", d, mode), true
+		}
+	}
+	return ok, why, known
+}
+
+// access1 is access, the modes aside.
+func (m *model) access1(p Probe) (bool, string, bool) {
 	if m.disabled {
 		return true, "filesystem.disabled", true
 	}

@@ -151,6 +151,52 @@ var namedCases = []named{
 		[]Probe{p("read", "home/.ssh/id_rsa"), p("write", "home/notes.txt"), p("write", "home/.bashrc"), p("create", "home/.profile")}},
 	{"keep/allow-write-equal-to-denyRead-stays-hidden", Case{Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"./secret"}, DenyRead: []string{"./secret"}}}},
 		[]Probe{p("read", "work/secret/key"), p("write", "work/secret/key")}},
+
+	// What a previous run leaves behind (docs/settings.md "Paths and
+	// globs"). As the caller, a directory a deny walk cannot list where
+	// writes go is denied whole, so the next run's command cannot
+	// restore its mode and read what the walk did not see; as root, the
+	// walk lists it and denies the match itself. The chmod probes come
+	// first.
+	{"left/unreadable-in-writable-deny-read-glob", Case{Prep: "mkdir @T/work/left && echo FAKE-KEY > @T/work/left/new.pem && chmod 000 @T/work/left",
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/left/new.pem"), p("list", "work/left"), p("create", "work/left/new.txt"), p("read", "work/README.md")}},
+	{"left/unreadable-in-writable-read-rule", Case{Prep: "chmod 000 @T/work/a/b",
+		Layers: []Layer{{Source: SrcClaude, AllowWrite: []string{"."}, ReadDeny: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/a/b/key.pem"), p("read", "work/a/b/.bashrc"), p("read", "work/a/key.pem"), p("read", "work/README.md")}},
+	{"left/unreadable-in-writable-deny-write-glob", Case{Prep: "chmod 000 @T/work/a/b",
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyWrite: []string{"./**/*.pem"}}}},
+		[]Probe{p("write", "work/a/b/key.pem"), p("create", "work/a/b/new.txt"), p("write", "work/README.md")}},
+	{"left/unreadable-below-the-search-depth", Case{Prep: "mkdir -p @T/work/src/sub/deep/left && echo FAKE-KEY > @T/work/src/sub/deep/left/new.pem && chmod 000 @T/work/src/sub/deep/left",
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/src/sub/deep/left/new.pem"), p("read", "work/src/sub/deep/x.txt")}},
+	{"left/unreadable-in-writable-no-deny-walk", Case{Extra: []Node{{Path: "work/src/sub/deep/left", Kind: "dir", Mode: "000"}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"./secret"}}}},
+		[]Probe{p("list", "work/src/sub/deep/left"), p("create", "work/src/sub/deep/left/new.txt"), p("read", "work/secret/key")}},
+	{"left/unreadable-within-the-search-depth", Case{Extra: []Node{{Path: "work/gen/left/.git/hooks/pre-commit", Kind: "file"}, {Path: "work/gen/left", Kind: "dir", Mode: "000"}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
+		[]Probe{p("write", "work/gen/left/.git/hooks/pre-commit"), p("create", "work/gen/left/new.txt"), p("create", "work/gen/new.txt")}},
+	{"left/unreadable-outside-writable", Case{Extra: []Node{{Path: "outside/left/key.pem", Kind: "file"}, {Path: "outside/left/notes.txt", Kind: "file"}, {Path: "outside/left", Kind: "dir", Mode: "000"}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"@T/outside/**/*.pem"}}}},
+		[]Probe{p("read", "outside/left/key.pem"), p("read", "outside/left/notes.txt"), p("read", "outside/o.txt")}},
+	{"left/list-only-directory", Case{Extra: []Node{{Path: "work/left/key.pem", Kind: "file"}, {Path: "work/left", Kind: "dir", Mode: "311"}},
+		Layers: []Layer{{Source: SrcFlags, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/left/key.pem"), p("read", "work/README.md")}},
+	{"left/unreadable-on-the-way-to-a-mask", Case{Prep: "chmod 000 @T/home/.config",
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"~"}}}},
+		[]Probe{p("read", "home/.config/gh/hosts.yml"), p("read", "home/notes.txt")}},
+	{"left/deep-tree-deny-read", Case{Extra: []Node{{Path: "work/gen/deep", Kind: "deep", Levels: 18}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("list", "deepest:work/gen/deep"), p("list", "work/gen/deep"), p("read", "work/gen/g.txt")}},
+	{"left/deep-tree-read-only", Case{Extra: []Node{{Path: "outside/deep", Kind: "deep", Levels: 18}},
+		Layers: []Layer{{Source: SrcFlags, DenyRead: []string{"@T/outside/**/*.pem"}}}},
+		[]Probe{p("list", "deepest:outside/deep"), p("read", "outside/o.txt")}},
+	{"left/deep-tree-no-deny", Case{Extra: []Node{{Path: "work/gen/deep", Kind: "deep", Levels: 18}},
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}}}},
+		[]Probe{p("list", "deepest:work/gen/deep"), p("create", "work/gen/deep/new.txt")}},
+	{"left/moved-by-previous-run", Case{Prep: "mkdir -p @T/work/gen/x/y && mv @T/work/gen/g.txt @T/work/gen/x/y/moved.pem",
+		Layers: []Layer{{Source: SrcFlags, AllowWrite: []string{"."}, DenyRead: []string{"./**/*.pem"}}}},
+		[]Probe{p("read", "work/gen/x/y/moved.pem"), p("read", "work/README.md")}},
 }
 
 // pendingFix are named cases that wait for a fix, by the fix; -pending
@@ -173,6 +219,9 @@ func TestOracleNamed(t *testing.T) {
 			}
 			if len(o.misses) > 0 {
 				t.Error(o.report())
+			}
+			if o.prepArgs != nil && o.want.Refuse == "" && !strings.HasPrefix(o.prepOut, "exit 0 ") {
+				t.Errorf("the previous run failed, so the tree is not the one the case means: %s", o.prepOut)
 			}
 		})
 	}

@@ -95,6 +95,9 @@ type outcome struct {
 	probes  []Probe
 	files   map[string]string // settings file -> text
 	caseDir string
+	// prepArgs and prepOut: the previous run (Case.Prep), if any.
+	prepArgs []string
+	prepOut  string
 }
 
 // miss is one disagreement between the model and sbx.
@@ -115,6 +118,7 @@ func materializeIn(t testing.TB, prefix string, c *Case) (dir string, env Env, r
 	_ = os.Chmod(dir, 0o755)
 	remove = func() {
 		if !*keep {
+			OpenDirs(ClosedDirs(dir)) // a closed directory cannot be emptied
 			os.RemoveAll(dir)
 		}
 	}
@@ -134,6 +138,14 @@ func runCase(t testing.TB, c *Case) *outcome {
 	for _, f := range env.Files {
 		b, _ := os.ReadFile(f)
 		o.files[f] = string(b)
+	}
+	if c.Prep != "" {
+		// The previous run: the same policy, another command. What it
+		// leaves is the tree the probe's run plans from.
+		prep := strings.ReplaceAll(c.Prep, "@T", env.T)
+		o.prepArgs = append(Args(c, env), "--", "/bin/sh", "-c", prep)
+		code, _, se := runSbx(t, env, dir, o.prepArgs)
+		o.prepOut = fmt.Sprintf("exit %d %s", code, firstLines(se, 2))
 	}
 	probes := Probes(c, env)
 	o.probes = probes
@@ -183,9 +195,9 @@ func runSbx(t testing.TB, env Env, caseDir string, args []string) (int, string, 
 
 func (o *outcome) rel(p string) string {
 	if r, err := filepath.Rel(o.env.T, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
+		p = r
 	}
-	return p
+	return strings.ReplaceAll(p, DeepName, "d…") // a deep chain's names
 }
 
 func (o *outcome) compare(probes []Probe) {
@@ -225,7 +237,7 @@ func (o *outcome) compare(probes []Probe) {
 		}
 		verb := map[bool]string{true: "allowed", false: "denied"}
 		o.misses = append(o.misses, miss{p.Op + " " + o.rel(p.Path), fmt.Sprintf("%s %s: model says %s (%s), sbx %s%s",
-			p.Op, o.rel(p.Path), verb[want], o.want.Why[p], verb[got.OK], errSuffix(got.Err))})
+			p.Op, o.rel(p.Path), verb[want], strings.ReplaceAll(o.want.Why[p], DeepName, "d…"), verb[got.OK], errSuffix(got.Err))})
 	}
 }
 
@@ -278,6 +290,9 @@ func (o *outcome) report() string {
 	sort.Strings(names)
 	for _, f := range names {
 		fmt.Fprintf(&b, "  file %s:\n    %s\n", f, strings.ReplaceAll(strings.TrimSpace(o.files[f]), "\n", "\n    "))
+	}
+	if o.prepArgs != nil {
+		fmt.Fprintf(&b, "  previous run: %s (%s)\n", shellQuote(append([]string{"sbx"}, o.prepArgs...)), o.prepOut)
 	}
 	shown := append([]string{"sbx"}, o.args...)
 	shown[len(shown)-1] = "PROBES" // the probe list, a JSON array

@@ -1,10 +1,12 @@
 // Command probe is the policy oracle's probe: run inside a sandbox, it
 // tries each access a spec file lists and prints what the kernel allowed,
 // as JSON on stdout. It changes nothing but what a write or create probe
-// writes (a line appended, a new empty file).
+// writes (a line appended, a new empty file) and the mode of a chmod
+// probe's directory.
 //
 // Usage: probe SPEC, where SPEC is (a file holding) a JSON array of
-// {"op": "read"|"write"|"create"|"list", "path": "/abs/path"}.
+// {"op": "read"|"write"|"create"|"list"|"chmod", "path": "/abs/path"}
+// (chmod: a directory an earlier run left closed, to 0755).
 package main
 
 import (
@@ -95,6 +97,8 @@ func try(p Probe) error {
 			return err
 		}
 		return f.Close()
+	case "chmod":
+		return os.Chmod(p.Path, 0o755)
 	case "list":
 		f, err := os.Open(p.Path)
 		if err != nil {
