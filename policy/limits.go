@@ -244,6 +244,9 @@ func (l *Limits) set(name, s string) error {
 	return fmt.Errorf("internal: unknown limit %q", name)
 }
 
+// IsSet reports whether limit name has a value (asked or defaulted).
+func (l *Limits) IsSet(name string) bool { return l.get(name) > 0 }
+
 // get is limit name's value as a number, for the comparisons of merge.
 func (l *Limits) get(name string) float64 {
 	switch name {
@@ -265,8 +268,8 @@ func (l *Limits) get(name string) float64 {
 	return 0
 }
 
-// copyFrom sets limit name of l from o.
-func (l *Limits) copyFrom(o *Limits, name string) {
+// CopyFrom sets limit name of l from o.
+func (l *Limits) CopyFrom(o *Limits, name string) {
 	switch name {
 	case "memory":
 		l.Memory = o.Memory
@@ -344,12 +347,12 @@ func mergeLimits(layers []*layer, flags Limits, p *Policy) error {
 					return &SettingsError{File: l.file, Key: "limits." + name, Problem: fmt.Sprintf("%s is above the default %s; a settings file in the working tree may lower a limit, not raise it (trust it with --trust-project-settings, or pass %s)", l.limits.Value(name), defaultValue(name), LimitFlag[name])}
 				}
 			}
-			out.copyFrom(l.limits, name)
+			out.CopyFrom(l.limits, name)
 			from[name] = "settings " + l.file
 		}
 	}
 	for _, name := range flags.Asked {
-		out.copyFrom(&flags, name)
+		out.CopyFrom(&flags, name)
 		from[name] = LimitFlag[name]
 	}
 	for _, ml := range managed {
@@ -358,7 +361,7 @@ func mergeLimits(layers []*layer, flags Limits, p *Policy) error {
 			if v := out.get(name); v > cap {
 				return fmt.Errorf("%s %s (from %s) is above the managed settings' %s (%s); use at most that", "limits."+name, out.Value(name), from[name], ml.limits.Value(name), ml.file)
 			} else if v == 0 {
-				out.copyFrom(ml.limits, name)
+				out.CopyFrom(ml.limits, name)
 				from[name] = "managed settings " + ml.file
 			}
 		}

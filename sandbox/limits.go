@@ -75,30 +75,11 @@ var limitController = map[string]string{"pids": "pids", "memory": "memory", "cpu
 // planLimits decides each limit's mechanism on host h.
 func planLimits(l policy.Limits, h limitHost) (*LimitPlan, error) {
 	lp := &LimitPlan{values: l}
-	set := func(name string) bool {
-		switch name {
-		case "memory":
-			return l.Memory > 0
-		case "pids":
-			return l.Pids > 0
-		case "cpus":
-			return l.CPUs > 0
-		case "cpuTime":
-			return l.CPUTime > 0
-		case "fileSize":
-			return l.FileSize > 0
-		case "openFiles":
-			return l.OpenFiles > 0
-		case "tmpSize":
-			return l.TmpSize > 0
-		}
-		return false
-	}
 	// The cgroup: v2 when its parent has every controller the set
 	// limits need, else v1 where the caller may write, else none.
 	need := map[string]bool{}
 	for _, name := range policy.LimitNames {
-		if c := limitController[name]; c != "" && set(name) && !h.weaker {
+		if c := limitController[name]; c != "" && l.IsSet(name) && !h.weaker {
 			need[c] = true
 		}
 	}
@@ -122,7 +103,7 @@ func planLimits(l policy.Limits, h limitHost) (*LimitPlan, error) {
 		lp.v2 = h.v2
 	}
 	for _, name := range policy.LimitNames {
-		if !set(name) {
+		if !l.IsSet(name) {
 			continue
 		}
 		u := LimitUse{Name: name, Flag: policy.LimitFlag[name], Value: l.Value(name), Default: !l.IsAsked(name)}

@@ -35,22 +35,7 @@ func (f *limitFlag) Set(v string) error {
 // mergeFlag sets limit name of dst from l: the last flag given wins.
 func mergeFlag(dst, l policy.Limits, name string) policy.Limits {
 	asked := append([]string(nil), dst.Asked...)
-	switch name {
-	case "memory":
-		dst.Memory = l.Memory
-	case "pids":
-		dst.Pids = l.Pids
-	case "cpus":
-		dst.CPUs = l.CPUs
-	case "cpuTime":
-		dst.CPUTime = l.CPUTime
-	case "fileSize":
-		dst.FileSize = l.FileSize
-	case "openFiles":
-		dst.OpenFiles = l.OpenFiles
-	case "tmpSize":
-		dst.TmpSize = l.TmpSize
-	}
+	dst.CopyFrom(&l, name)
 	if !dst.IsAsked(name) {
 		asked = append(asked, name)
 	}
