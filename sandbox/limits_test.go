@@ -15,16 +15,7 @@ func asked(t *testing.T, kv ...string) policy.Limits {
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch kv[i] {
-		case "memory":
-			l.Memory = one.Memory
-		case "pids":
-			l.Pids = one.Pids
-		case "cpus":
-			l.CPUs = one.CPUs
-		case "cpuTime":
-			l.CPUTime = one.CPUTime
-		}
+		l.CopyFrom(&one, kv[i])
 		l.Asked = append(l.Asked, kv[i])
 	}
 	return l
