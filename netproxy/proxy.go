@@ -43,6 +43,11 @@ type Config struct {
 	// address guard still applies. It must return within the context's
 	// deadline (a caller's timeout is a refusal).
 	Ask func(ctx context.Context, host string, port int) bool
+	// Asked, when set, is told about each host that only Ask allowed
+	// once it has also passed the address guard (and before it is
+	// dialled): sbx learn notes there the hosts a command reached. A
+	// host the guard refuses is reported to OnDeny instead.
+	Asked func(host string, port int)
 }
 
 // limits are the timeouts and caps; tests shorten them.
@@ -93,6 +98,7 @@ type Proxy struct {
 	// request and is recorded each time.
 	capturedRefusals OnceSet[Denial]
 	ask              func(context.Context, string, int) bool
+	onAsked          func(string, int) // Config.Asked
 	// asked: captured connections' recent answers (askFor).
 	askMu   sync.Mutex
 	asked   map[askKey]askMemo
@@ -160,6 +166,7 @@ func New(cfg Config) (*Proxy, error) {
 		parent:    cfg.Parent,
 		mitmUp:    cfg.MITM,
 		ask:       cfg.Ask,
+		onAsked:   cfg.Asked,
 		own:       newOwnAddrs(),
 		lim:       defaultLimits,
 		listeners: map[net.Listener]struct{}{},

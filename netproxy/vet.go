@@ -63,14 +63,22 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 	if !dec.Allowed {
 		return nil, deny(h.name, dec.Rule, dec.Reason), nil
 	}
+	passed := func() {
+		if dec.Rule == "asked" && p.onAsked != nil {
+			p.onAsked(h.name, port)
+		}
+	}
 	if p.parentFor(h.name, port, proto == "http") != nil {
 		// The parent resolves and connects (dialVetted). Where
 		// addresses are denied, the name must not reach one here
 		// either: sbx resolves it too, and a name it cannot resolve
 		// is refused (the denial cannot be checked).
 		if len(pol.deniedNets) > 0 {
-			return nil, p.vetDeniedNets(ctx, pol, h, deny), nil
+			if d := p.vetDeniedNets(ctx, pol, h, deny); d != nil {
+				return nil, d, nil
+			}
 		}
+		passed()
 		return nil, nil, nil
 	}
 	addrs, err := p.addrsOf(ctx, h)
@@ -100,6 +108,7 @@ func (p *Proxy) vet(ctx context.Context, proto, hostname string, port int) ([]ne
 		}
 		return nil, first, nil
 	}
+	passed()
 	return out, nil, nil
 }
 

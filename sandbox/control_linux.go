@@ -119,6 +119,7 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
 		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites, fi: seccomp.NewFileInspector()}
+		ns.files.fi.Resolve = pl.observe != nil // sbx learn notes resolved paths
 	}
 	if pl.Seccomp.UnixConnect {
 		ua, err := seccomp.NewUnixAllow(pl.Net.UnixSockets)
@@ -147,10 +148,18 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 	if pl.Net.Proxy {
 		cfg := pl.Net.proxy
 		cfg.OnDeny = netproxy.Reporter(col)
-		if len(pl.secrets) > 0 {
+		if len(pl.secrets) > 0 && pl.observe == nil {
+			// sbx learn never injects a credential: the command
+			// sees the sentinels, and so do the hosts it reaches.
 			cfg.Rewrite = injector(pl, col)
 		}
-		if pl.AskFD > 0 && !onlyManagedDomains(pl.Net.managed) {
+		if o := pl.observe; o != nil && o.Net && !onlyManagedDomains(pl.Net.managed) {
+			// sbx learn: a host no entry decides is let through, and
+			// noted once the address guard has passed it too.
+			cfg.Ask = func(context.Context, string, int) bool { return true }
+			rec := o.Recorder
+			cfg.Asked = func(host string, port int) { rec.Host(net.JoinHostPort(host, strconv.Itoa(port))) }
+		} else if pl.AskFD > 0 && !onlyManagedDomains(pl.Net.managed) {
 			timeout := pl.AskTimeout
 			if timeout <= 0 {
 				timeout = DefaultAskTimeout
@@ -627,6 +636,8 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 				if rec, refused := ns.files.record(r, fc); refused && r.Valid() {
 					rec.Exe = exeOf(r.PID)
 					ns.col.Add(rec)
+				} else if o := ns.pl.observe; o != nil && r.Valid() {
+					ns.files.note(o.Recorder, fc)
 				}
 			}
 			return seccomp.Response{Continue: true}

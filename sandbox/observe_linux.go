@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/sbx-sh/sbx/learn"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
@@ -275,4 +276,69 @@ func openFlags(f uint64) string {
 		}
 	}
 	return strings.Join(parts, "|")
+}
+
+// note tells rec what fc read (sbx learn): each name the call opened
+// that exists in the view and is the host's — not the view's own /proc,
+// /dev, /sys and /tmp, nor a mask or an empty directory of the view —
+// as Read, or List for a directory. Writes are noted from the discard
+// overlays' change lists (changeAccess), and what the view refused
+// reaches the recorder as a refusal through the record (record), so
+// neither is noted here. The stat family, access, readlink and execve
+// are not observed calls (seccomp.Config.ObserveReads): a path only
+// looked up, or only executed, is not noted.
+func (o *fileObserver) note(rec *learn.Recorder, fc *seccomp.FileCall) {
+	for _, n := range fc.Names {
+		if n.Err != nil || n.Missing || n.Effect != seccomp.EffectRead {
+			continue
+		}
+		p := n.Resolved
+		if p == "" || p[0] != '/' || !o.fromHost(p) {
+			continue
+		}
+		a := learn.Read
+		if n.Mode&unix.S_IFMT == unix.S_IFDIR {
+			a = learn.List
+		}
+		rec.Path(p, a)
+	}
+}
+
+// fromHost reports whether p, a path in the command's view, is the
+// host's path p.
+func (o *fileObserver) fromHost(p string) bool {
+	if op, found := o.cover(p); found {
+		switch op.Kind {
+		case ns.OpMask, ns.OpDir, ns.OpLink:
+			return false
+		case ns.OpRW, ns.OpRO, ns.OpOverlay, ns.OpContent, ns.OpStub:
+			return true // a bind of the host's path (or a copy over it)
+		}
+	}
+	return !o.viewOwn(p)
+}
+
+// viewOwn reports whether p lies in one of the view's own file systems.
+func (o *fileObserver) viewOwn(p string) bool {
+	for _, own := range []string{"/proc", "/dev", "/sys", "/tmp"} {
+		if p == own || strings.HasPrefix(p, own+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// changeAccess is how a discard overlay's change (ns.Change.Detail)
+// touched its path.
+func changeAccess(detail string) learn.Access {
+	switch detail {
+	case "created":
+		return learn.Create | learn.Write
+	case "deleted":
+		return learn.Remove
+	case "replaced":
+		return learn.Remove | learn.Create | learn.Write
+	default: // modified, renamed-over
+		return learn.Write
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sbx-sh/sbx/credentials"
 	"github.com/sbx-sh/sbx/landlock"
+	"github.com/sbx-sh/sbx/learn"
 	"github.com/sbx-sh/sbx/ns"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/seccomp"
@@ -62,6 +63,20 @@ type Plan struct {
 	// writable are the writable roots, where the after-run check looks
 	// (afterrun_linux.go), in both modes.
 	writable []string
+	// observe: the run is observed for sbx learn (LaunchObserved); nil
+	// otherwise.
+	observe *Observe
+}
+
+// Observe is how `sbx learn` observes a run (LaunchObserved).
+type Observe struct {
+	// Recorder is filled with what the command touched, reached and
+	// was refused.
+	Recorder *learn.Recorder
+	// Net lets through the proxy and the capture every host that no
+	// entry allows or denies, and notes it once it has passed the
+	// address guard; off, the policy's network applies as it is.
+	Net bool
 }
 
 // Compute builds the Plan for p.

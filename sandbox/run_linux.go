@@ -46,6 +46,26 @@ func Run(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 // the first connection the supervisor relays (the proxy, published ports,
 // the capture), and the command keeps the other CPUs; see relaying.
 func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	return launchWith(p, nil, stderr, col, ready)
+}
+
+// LaunchObserved is Launch for `sbx learn`: the run fills o.Recorder
+// (observe_linux.go says what is noted), the proxy lets through the
+// hosts no entry allows or denies when o.Net is set, and no credential
+// is injected. The caller has made the policy one for observation
+// (every writable place a discard region, file calls observed); the
+// weaker mode, which has no discard overlays, is refused.
+func LaunchObserved(p *policy.Policy, o Observe, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	if o.Recorder == nil {
+		return 125, errors.New("sbx learn: no recorder")
+	}
+	if p.WeakerNested {
+		return 125, errors.New("sbx learn needs the full sandbox (its discard overlays keep the host unchanged); --weaker-nested cannot learn")
+	}
+	return launchWith(p, &o, stderr, col, ready)
+}
+
+func launchWith(p *policy.Policy, o *Observe, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
 	if p.WeakerNested {
 		DropPrespawn()
 		pl, err := Compute(p)
@@ -62,6 +82,7 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 		DropPrespawn()
 		return 125, err
 	}
+	pl.observe = o
 	for _, n := range pl.credentialNotes {
 		fmt.Fprintln(stderr, "sbx: "+n)
 	}

@@ -24,3 +24,8 @@ func Launch(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready
 	}
 	return Run(nil, stderr, col), nil
 }
+
+// LaunchObserved is Linux-only here, like Run.
+func LaunchObserved(p *policy.Policy, _ Observe, stderr io.Writer, col *violations.Collector, ready func(*Plan)) (int, error) {
+	return Launch(p, stderr, col, ready)
+}

@@ -726,6 +726,9 @@ func (l *launch) readDiscards(discards *ns.Discards) {
 	}
 	for _, c := range changes {
 		l.col.Add(discardRecord(c))
+		if o := l.pl.observe; o != nil {
+			o.Recorder.Path(c.Path, changeAccess(c.Detail))
+		}
 	}
 }
 

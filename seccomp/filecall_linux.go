@@ -94,6 +94,12 @@ const (
 // and keeps it; working directories and directory descriptors are read
 // through /proc/TID/cwd and /proc/TID/fd/N on each call.
 type FileInspector struct {
+	// Resolve fills in FileName.Resolved for every name that exists,
+	// not only where the mount view may refuse it (sbx learn notes the
+	// resolved path of what a command read), at the cost of a readlink
+	// of /proc/self/fd/N per name. Set it before the first Inspect.
+	Resolve bool
+
 	mu       sync.Mutex
 	root     int // -1 until the first call
 	rootLink string
@@ -122,7 +128,7 @@ func (fi *FileInspector) view(pid int) (*view, error) {
 		}
 		fi.root, fi.rootLink = v.root, v.rootLink // kept: not v.close()
 	}
-	return &view{root: fi.root, cwd: -1, rootLink: fi.rootLink}, nil
+	return &view{root: fi.root, cwd: -1, rootLink: fi.rootLink, resolve: fi.Resolve}, nil
 }
 
 // Inspect decodes r, a notified file-system call, and looks up each name
@@ -278,7 +284,7 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool, nd need)
 	}
 	if last == "" {
 		v.describe(&n, pfd)
-		if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
+		if n.ReadOnly || n.ParentReadOnly || n.MountRoot || v.resolve {
 			n.Resolved = v.name(pfd)
 		}
 		return n
@@ -301,7 +307,7 @@ func (v *view) inspect(pid, dirfd int, p string, nofollow, mounts bool, nd need)
 	}
 	defer unix.Close(fd)
 	v.describe(&n, fd)
-	if n.ReadOnly || n.ParentReadOnly || n.MountRoot {
+	if n.ReadOnly || n.ParentReadOnly || n.MountRoot || v.resolve {
 		n.Resolved = v.name(fd)
 	}
 	return n

@@ -276,6 +276,8 @@ func ConnectRaw(sock int, sockaddr []byte) unix.Errno {
 type view struct {
 	root, cwd         int
 	rootLink, cwdLink string
+	// resolve: FileInspector.Resolve.
+	resolve bool
 }
 
 func openView(pid int, relative bool) (*view, error) {

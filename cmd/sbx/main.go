@@ -55,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return check.Main(args[1:], stdout, stderr)
 		case "profile":
 			return cmdRun(args[1:], stdout, stderr, true)
+		case "learn":
+			return cmdLearn(args[1:], stdout, stderr)
 		case "connect":
 			return cmdConnect(args[1:], os.Stdin, stdout, stderr)
 		}
@@ -196,7 +198,8 @@ type runFlags struct {
 
 // newRunFlags defines every flag of a run (and of `sbx profile`, which
 // adds --os).
-func newRunFlags(profile bool) *runFlags {
+// extra defines more flags before the once-only wrapping (sbx learn's).
+func newRunFlags(profile bool, extra ...func(*flag.FlagSet)) *runFlags {
 	f := &runFlags{fs: flag.NewFlagSet("sbx", flag.ContinueOnError), targetOS: "darwin"}
 	fs, in := f.fs, &f.in
 	if profile {
@@ -245,6 +248,9 @@ func newRunFlags(profile bool) *runFlags {
 	f.shell = fs.String("c", "", "")
 	f.help = fs.Bool("help", false, "")
 	fs.BoolVar(f.help, "h", false, "")
+	for _, x := range extra {
+		x(fs)
+	}
 	onceFlags(fs) // last: every flag defined above, whoever added it
 	if runFlagsHook != nil {
 		runFlagsHook(fs)
@@ -443,6 +449,9 @@ const usage = `sbx — run a command in a sandbox
                                    ("commands"); 'sbx check -h' for its flags
   sbx profile --os darwin [flags]  print the macOS Seatbelt profile for these policy flags
   sbx connect HOST PORT            CONNECT client on stdin/stdout (ssh ProxyCommand)
+  sbx learn [flags] [--output FILE] [--format sbx|srt|claude|flags] [--learn-net on|off] -- CMD
+                                   run CMD once, observed, with the host unchanged; write the
+                                   narrowest policy it needs (stdout by default; docs/learn.md)
   sbx version
 
 Policy:

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/sbx-sh/sbx/darwin/launch"
+	"github.com/sbx-sh/sbx/learn"
 	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/violations"
 )
@@ -19,4 +20,10 @@ func start(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready 
 		return 125, fmt.Errorf("%s %s: limits are not enforced on macOS yet; remove it", policy.LimitFlag[name], p.Limits.Value(name))
 	}
 	return launch.Launch(p, stderr, col, ready)
+}
+
+// startObserved: sbx learn observes a run with Linux's discard overlays
+// and seccomp notifications; macOS has neither.
+func startObserved(*policy.Policy, *learn.Recorder, bool, io.Writer, *violations.Collector) (int, error) {
+	return 125, fmt.Errorf("sbx learn runs on Linux only (it observes the run with discard overlays and seccomp notifications)")
 }

@@ -24,6 +24,9 @@ type violationFlags struct {
 	quiet  bool
 	probes bool
 
+	// extra are more sinks open adds (sbx learn's refusals).
+	extra []violations.Sink
+
 	created bool     // open created the --violations file
 	tap     *hintTap // what the failure hint names (open)
 }
@@ -80,7 +83,7 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 	return violations.New(violations.Options{
 		Command: "sbx " + strings.Join(redactSetEnv(args), " "),
 		Ignore:  p.IgnoreViolations,
-		Sinks:   append(sinks, v.tap),
+		Sinks:   append(append(sinks, v.extra...), v.tap),
 		Probes:  v.probes,
 	}), nil
 }
