@@ -102,7 +102,8 @@ func cmdLearn(args []string, stdout, stderr io.Writer) int {
 		Policy: start, Argv: in.Argv, Environ: in.Environ, Cwd: in.Cwd, Home: in.Home,
 		Existing: existing, Status: code,
 	}
-	if err := writeLearned(st, rec.Observed(), lf, replayLine(f.fs, args, lf, existing != nil), stdout, stderr); err != nil {
+	replay := func(pol []string) []string { return replayLine(f.fs, args, lf, existing != nil, pol) }
+	if err := writeLearned(st, rec.Observed(), lf, replay, stdout, stderr); err != nil {
 		return fail(stderr, "sbx learn: %v", err)
 	}
 	return code
@@ -230,14 +231,15 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-// replayLine is the command that checks the learned policy: the policy,
-// --reads declared, --fail-on-violation, the start flags (less sbx
-// learn's own, and less the --settings FILE that --output added to) and
-// the command.
-func replayLine(fs *flag.FlagSet, args []string, lf learnFlags, addedTo bool) []string {
+// replayLine is the command that checks the learned policy: pol (the
+// policy's flags, or nil for --settings OUTPUT --reads declared),
+// --fail-on-violation, the start flags (less sbx learn's own, --reads
+// and --fail-on-violation, and less the --settings FILE that --output
+// added to) and the command.
+func replayLine(fs *flag.FlagSet, args []string, lf learnFlags, addedTo bool, pol []string) []string {
 	out := lf.output
 	if out == "" {
-		out = "POLICY"
+		out = "POLICY.json" // written to stdout: saved by the caller
 	}
 	var start, cmd []string
 	for i := 0; i < len(args); i++ {
@@ -268,8 +270,8 @@ func replayLine(fs *flag.FlagSet, args []string, lf learnFlags, addedTo bool) []
 		}
 	}
 	line := []string{"sbx"}
-	if lf.format == "flags" {
-		line = append(line, "$(cat "+out+")")
+	if pol != nil {
+		line = append(line, pol...)
 	} else {
 		line = append(line, "--settings", out, "--reads", "declared")
 	}
