@@ -95,8 +95,7 @@ type builder struct {
 	p         *policy.Policy
 	r         *Result
 	cwd, home string
-	// runtime is what --reads declared reads anyway: DeclaredReads and
-	// the view's own /proc, /dev, /sys and /tmp.
+	// runtime is what --reads declared reads anyway (DeclaredReads).
 	runtime []string
 	// denied are the start policy's denyRead entries ("/" of a start
 	// --reads declared left out): credential masks and the user's.
@@ -112,8 +111,17 @@ type builder struct {
 // viewOwn are the view's own places: never the host's, never granted.
 var viewOwn = []string{"/proc", "/dev", "/sys", "/tmp"}
 
+// own says whether p is in the view's own places: the working directory
+// and HOME, which the view shows even inside /tmp, are the host's.
+func (b *builder) own(p string) bool {
+	if policy.Within(p, b.cwd) || (b.home != "" && policy.Within(p, b.home)) {
+		return false
+	}
+	return policy.WithinAny(p, viewOwn)
+}
+
 func (b *builder) init() {
-	b.runtime = append(policy.DeclaredReads(b.st.Argv, b.st.Environ, b.cwd), viewOwn...)
+	b.runtime = policy.DeclaredReads(b.st.Argv, b.st.Environ, b.cwd)
 	for _, d := range b.p.Filesystem.DenyRead {
 		if d != "/" {
 			b.denied = append(b.denied, d)
@@ -161,7 +169,7 @@ func (b *builder) paths(obs map[string]Access, refusals []Refusal) {
 	for _, raw := range keys {
 		a := obs[raw]
 		p := filepath.Clean(raw)
-		if !filepath.IsAbs(p) || policy.WithinAny(p, viewOwn) || refused[p] {
+		if !filepath.IsAbs(p) || b.own(p) || refused[p] {
 			continue
 		}
 		if a&Connect != 0 {
@@ -301,7 +309,7 @@ func (b *builder) mayGrant(dir string) bool {
 	if dir != b.cwd && policy.Within(b.cwd, dir) {
 		return false
 	}
-	if policy.WithinAny(dir, b.runtime) {
+	if policy.WithinAny(dir, b.runtime) || b.own(dir) {
 		return false
 	}
 	for _, d := range b.denied {
@@ -315,7 +323,7 @@ func (b *builder) mayGrant(dir string) bool {
 // mayHold says whether a directory the run made may be created in dir:
 // not in "/" nor in the runtime (the replay could not make it there).
 func (b *builder) mayHold(dir string) bool {
-	return dir != "/" && !policy.WithinAny(dir, b.runtime)
+	return dir != "/" && !policy.WithinAny(dir, b.runtime) && !b.own(dir)
 }
 
 // hosts notes every host the start policy does not already allow.

@@ -83,7 +83,13 @@ func (r *Result) pathEntry(p, format string) any {
 		}
 		return b.String()
 	}
-	return map[string]any{"path": s, "literal": true}
+	return literalPath{s, true}
+}
+
+// literalPath is sbx's and Claude Code's literal path entry.
+type literalPath struct {
+	Path    string `json:"path"`
+	Literal bool   `json:"literal"`
 }
 
 func (r *Result) pathList(ps []string, format string) []any {
