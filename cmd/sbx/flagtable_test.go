@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestFlagTable: every flag of a run (and of sbx profile) is in --help and
+// TestFlagTable: every flag of a run (and of sbx profile and sbx learn) is in --help and
 // in the README's flag table, and every subcommand is in --help. It fails
 // when a flag is added without its row.
 func TestFlagTable(t *testing.T) {
@@ -23,6 +23,7 @@ func TestFlagTable(t *testing.T) {
 		t.Fatalf("--help: exit %d", code)
 	}
 	run([]string{"profile", "--help"}, io.Discard, io.Discard)
+	run([]string{"learn", "--help"}, io.Discard, io.Discard)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestFlagTable(t *testing.T) {
 			t.Errorf("--%s has no row in the README's flag table", n)
 		}
 	}
-	for _, sub := range []string{"doctor", "check", "profile", "connect", "version"} {
+	for _, sub := range []string{"doctor", "check", "profile", "connect", "learn", "version"} {
 		if !strings.Contains(help.String(), "sbx "+sub) {
 			t.Errorf("--help does not list 'sbx %s'", sub)
 		}
