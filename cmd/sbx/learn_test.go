@@ -254,8 +254,13 @@ func TestLearnGuardReported(t *testing.T) {
 	fx := newLearnFixture(t)
 	out := filepath.Join(t.TempDir(), "learned.json")
 	_, stderr, code := fx.sbx(t, "learn", "--output", out, "--", "/bin/sh", "-c", fx.script)
-	if code == 0 {
-		t.Fatalf("the fetch passed the guard without the address allowed:\n%s", stderr)
+	// The exit status is the command's: curl -f's 22 for the proxy's
+	// 403, through set -e.
+	if code != 22 {
+		t.Fatalf("exit %d, want curl's 22 (the guard refuses the name):\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "learned from a failed run (exit 22)") {
+		t.Fatalf("the report does not say the run failed:\n%s", stderr)
 	}
 	grant := fmt.Sprintf("--allow-domain data.localhost:%d --allow-domain 127.0.0.1:%d", fx.port, fx.port)
 	if !strings.Contains(stderr, grant) {
@@ -306,5 +311,32 @@ func TestLearnRefusesBadOutput(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, "target.json")); err == nil {
 			t.Fatalf("%v: wrote through the link", c.args)
 		}
+	}
+}
+
+// TestLearnAddsToSettings: --settings FILE --output FILE (the same file)
+// adds what the second command needs to what the first one learned, so
+// that two steps build one policy, and the replay of both passes.
+func TestLearnAddsToSettings(t *testing.T) {
+	fx := newLearnFixture(t)
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	step1 := "cat data/input.txt > build/result.txt"
+	step2 := `cat "$HOME/.config/fx/fx.conf"`
+	if _, e, c := fx.sbx(t, "learn", "--output", out, "--", "/bin/sh", "-c", step1); c != 0 {
+		t.Fatalf("step 1: exit %d\n%s", c, e)
+	}
+	if _, e, c := fx.sbx(t, "learn", "--settings", out, "--output", out, "--", "/bin/sh", "-c", step2); c != 0 {
+		t.Fatalf("step 2: exit %d\n%s", c, e)
+	} else if strings.Contains(e, "--settings "+out+" --settings") {
+		t.Fatalf("the replay names the settings file twice:\n%s", e)
+	}
+	both := step1 + " && " + step2
+	if o, e, c := fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", both); c != 0 || o != "config from home\n" {
+		b, _ := os.ReadFile(out)
+		t.Fatalf("replay of both steps: exit %d %q\n%s\npolicy:\n%s", c, o, e, b)
+	}
+	// What neither step touched stays unreadable.
+	if o, _, c := fx.sbx(t, "--settings", out, "--reads", "declared", "--", "/bin/sh", "-c", "cat "+fx.sibling+"/private.txt"); c == 0 {
+		t.Fatalf("the sibling is readable: %q", o)
 	}
 }

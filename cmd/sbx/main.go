@@ -3,6 +3,7 @@
 //	sbx [flags] -- COMMAND [ARG...]
 //	sbx [flags] -c 'STRING'
 //	sbx doctor [--json | --fix [--yes]]
+//	sbx learn [flags] [--output FILE] [--format F] [--learn-net on|off] -- COMMAND
 //	sbx version
 //
 // It is thin wiring: flags and settings become a policy.Policy, the Policy
