@@ -42,6 +42,17 @@
 // whole, so a plan with a read-denied path inside a writable place is
 // refused there (weakerDenyReads), never run as if the deny held.
 //
+// LaunchObserved is the run of `sbx learn` (package learn owns the
+// policy it writes): cmd/sbx hands it a policy made for observation
+// (every writable place a discard region, every file call observed) and
+// a learn.Recorder. The file observer notes each host path the command
+// opened for reading (observe_linux.go: note), the discard overlays'
+// change lists what it wrote, created and removed (changeAccess), and
+// the proxy, through netproxy.Config.Ask and Asked, lets each unlisted
+// host through and notes it once the address guard has passed it too.
+// No credential is injected in such a run. What the run refused reaches
+// cmd/sbx as records, which it turns into learn.Refusals.
+//
 // What is not here: `sbx doctor`'s probes and diagnosis (package doctor,
 // whose Explain also words this package's message when the user namespace
 // cannot be created),

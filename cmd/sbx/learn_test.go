@@ -340,3 +340,25 @@ func TestLearnAddsToSettings(t *testing.T) {
 		t.Fatalf("the sibling is readable: %q", o)
 	}
 }
+
+// TestLearnNetOff: with --learn-net off the start policy's network
+// applies as it is: the unlisted name is refused, reported with the flag
+// that would reach it, and not granted.
+func TestLearnNetOff(t *testing.T) {
+	fx := newLearnFixture(t)
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	served := fx.c.n.Load()
+	_, stderr, code := fx.sbx(t, append(append([]string{"learn", "--learn-net", "off", "--output", out}, fx.start...), "--", "/bin/sh", "-c", fx.script)...)
+	if code != 22 {
+		t.Fatalf("exit %d, want curl's 22 (the name is not allowed):\n%s", code, stderr)
+	}
+	if fx.c.n.Load() != served {
+		t.Fatalf("the server was reached with network learning off")
+	}
+	if grant := fmt.Sprintf("grant with --allow-domain data.localhost:%d", fx.port); !strings.Contains(stderr, grant) {
+		t.Fatalf("the report lacks %q:\n%s", grant, stderr)
+	}
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "data.localhost") {
+		t.Fatalf("the refused host was granted:\n%s", b)
+	}
+}
