@@ -26,6 +26,10 @@ const (
 	Remove
 	// Connect: a Unix socket the command connected to.
 	Connect
+	// Dir: the path is a directory (with Create: the command made it
+	// with mkdir). Without it, a created path with nothing observed
+	// below it is taken to be a file.
+	Dir
 )
 
 // Refusal is one thing the observed run refused and learning must not

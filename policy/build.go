@@ -1501,3 +1501,11 @@ func hostNetBypass(p *Policy, m *merged) error {
 	}
 	return nil
 }
+
+// ProtectedRoot names the protected name (ProtectedNames) that making w
+// writable would expose, or "": w is one, lies inside one, or ends where
+// one begins (.git). Build refuses such an allowWrite; sbx learn never
+// writes one.
+func ProtectedRoot(w string, allowGitConfig bool) string {
+	return protectedRoot(w, ProtectedNames(allowGitConfig))
+}

@@ -241,3 +241,17 @@ func presetWrites(names, environ []string, home string, notes *[]string) ([]path
 	}
 	return out, nil
 }
+
+// DeclaredReads is what --reads declared leaves readable besides the
+// caller's allowRead, for a command argv run with environ in cwd: the
+// DeclaredRuntime directories that exist, the program and its
+// interpreters (see declaredRuntime). Paths are cleaned, not resolved
+// further than the program lookup does. sbx learn uses it so that a
+// learned policy never repeats the runtime.
+func DeclaredReads(argv, environ []string, cwd string) []string {
+	var out []string
+	for _, e := range declaredRuntime(argv, environ, cwd) {
+		out = append(out, filepath.Clean(e.path))
+	}
+	return out
+}
