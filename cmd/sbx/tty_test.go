@@ -175,11 +175,18 @@ func procState(pid int) string {
 
 // TestTTYOwnTerminal: with --tty the command's standard descriptors are
 // a terminal of the sandbox's own devpts (the caller's terminal never
-// enters the sandbox), the exit status is the command's, and the
-// caller's terminal is left as it was.
+// enters the sandbox), which is the controlling terminal of the command,
+// the leader of its session and of the terminal's foreground group; the
+// exit status is the command's, and the caller's terminal is left as it
+// was.
 func TestTTYOwnTerminal(t *testing.T) {
-	r := startTTY(t, 24, 80, "--tty", "--", "/bin/sh", "-c",
-		`tty; ls /dev/pts | tr '\n' ' '; echo; for fd in 0 1 2; do test -t $fd && echo "fd$fd-is-tty"; done; exit 7`)
+	r := startTTY(t, 24, 80, "--tty", "--", "/bin/sh", "-c", `tty; ls /dev/pts | tr '\n' ' '; echo
+for fd in 0 1 2; do test -t $fd && echo "fd$fd-is-tty"; done
+read -r pid comm state ppid pgrp sid ttynr tpgid rest < /proc/$$/stat
+[ "$sid" = $$ ] && echo session-leader
+[ "$ttynr" != 0 ] && [ "$tpgid" = $$ ] && echo ctty-foreground
+( : </dev/tty ) 2>/dev/null && echo dev-tty-opens
+exit 7`)
 	if code := r.wait(); code != 7 {
 		t.Errorf("exit %d, want the command's 7; the terminal showed:\n%s", code, r.output())
 	}
@@ -192,9 +199,9 @@ func TestTTYOwnTerminal(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^0 ptmx \r?$`).MatchString(out) {
 		t.Errorf("/dev/pts is not the sandbox's own devpts with one terminal:\n%s", out)
 	}
-	for _, fd := range []string{"fd0", "fd1", "fd2"} {
-		if !strings.Contains(out, fd+"-is-tty") {
-			t.Errorf("%s is not a terminal:\n%s", fd, out)
+	for _, w := range []string{"fd0-is-tty", "fd1-is-tty", "fd2-is-tty", "session-leader", "ctty-foreground", "dev-tty-opens"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %s:\n%s", w, out)
 		}
 	}
 	r.restored()
