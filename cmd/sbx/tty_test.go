@@ -49,7 +49,7 @@ func startTTY(t *testing.T, rows, cols uint16, args ...string) *ttyRun {
 		t.Fatal(err)
 	}
 	r := &ttyRun{t: t, m: m, s: s, modes: modes, done: make(chan struct{})}
-	r.cmd = exec.Command(sbxBin, append([]string{"--timeout", "60s"}, args...)...)
+	r.cmd = exec.Command(sbxBin, args...)
 	r.cmd.Dir = t.TempDir()
 	r.cmd.Env = append(hermeticEnv(), "PS1=$ ", "TERM=dumb")
 	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = s, s, s
@@ -324,5 +324,77 @@ func TestTTYTIOCSTI(t *testing.T) {
 	want(t, res, "stdin_tty", "OK")
 	want(t, res, "tiocsti", "EPERM")
 	want(t, res, "tiocsti_high", "EPERM")
+	r.restored()
+}
+
+// TestTTYRestoredOnEveryEnd: the caller's terminal gets its modes back
+// however the run ends: the timeout, a signal sbx forwards, a command
+// that cannot be started.
+func TestTTYRestoredOnEveryEnd(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		r := startTTY(t, 24, 80, "--tty", "--timeout", "1s", "--", "/bin/sh", "-c", "sleep 30")
+		if code := r.wait(); code != 124 {
+			t.Errorf("exit %d, want 124; the terminal showed:\n%s", code, r.output())
+		}
+		r.restored()
+	})
+	t.Run("signal", func(t *testing.T) {
+		r := startTTY(t, 24, 80, "--tty", "--", "/bin/sh", "-c", "printf 'REA%s\\n' DY; sleep 30")
+		r.expect(0, "READY", nil)
+		if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := r.wait(); code != 128+int(syscall.SIGTERM) {
+			t.Errorf("exit %d, want %d; the terminal showed:\n%s", code, 128+int(syscall.SIGTERM), r.output())
+		}
+		r.restored()
+	})
+	t.Run("not-found", func(t *testing.T) {
+		r := startTTY(t, 24, 80, "--tty", "--", "/nonexistent/command")
+		if code := r.wait(); code != 127 {
+			t.Errorf("exit %d, want 127; the terminal showed:\n%s", code, r.output())
+		}
+		r.restored()
+	})
+}
+
+// TestTTYContinued: a shell that stops sbx takes its terminal back and
+// resets its modes; when sbx is continued it makes the terminal raw
+// again, so that ^C and ^Z keep reaching the command's terminal.
+func TestTTYContinued(t *testing.T) {
+	r := startTTY(t, 24, 80, "--tty", "--", "/bin/sh", "-c", "printf 'REA%s\\n' DY; sleep 30")
+	r.expect(0, "READY", nil)
+	isRaw := func() bool {
+		m, err := unix.IoctlGetTermios(int(r.s.Fd()), unix.TCGETS)
+		return err == nil && m.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) == 0
+	}
+	if !isRaw() {
+		t.Fatal("the terminal is not in raw mode while the command runs")
+	}
+	pid := r.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500 && procState(pid) != "T"; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// What the caller's shell does when its job stops: its own modes.
+	if err := unix.IoctlSetTermios(int(r.s.Fd()), unix.TCSETS, r.modes); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !isRaw() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !isRaw() {
+		t.Error("continued sbx did not make the terminal raw again")
+	}
+	r.typeText("\x03") // ^C: a byte the command's terminal turns into SIGINT
+	if code := r.wait(); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %d after ^C, want %d; the terminal showed:\n%s", code, 128+int(syscall.SIGINT), r.output())
+	}
 	r.restored()
 }
