@@ -311,17 +311,28 @@ func (r *ttyRelay) end() {
 		case <-r.outDone:
 		case <-time.After(2 * time.Second):
 		}
+		// Closing the multiplexer ends a write of the input relay
+		// that waits for room (the command read no more input).
 		unix.Write(r.wakeW, []byte{1})
-		<-r.inDone
+		r.master.Close()
+		inDone := false
+		select {
+		case <-r.inDone:
+			inDone = true
+		case <-time.After(time.Second):
+			// A read of the caller's terminal that another of its
+			// processes emptied first: left to sbx's exit.
+		}
 		signal.Stop(r.conts)
 		close(r.conts)
 		r.mu.Lock()
 		r.raw.Store(false)
 		_ = unix.IoctlSetTermios(0, unix.TCSETS, &r.saved)
 		r.mu.Unlock()
-		r.master.Close()
-		unix.Close(r.wakeR)
-		unix.Close(r.wakeW)
+		if inDone { // else the input relay may still poll them
+			unix.Close(r.wakeR)
+			unix.Close(r.wakeW)
+		}
 	})
 }
 
