@@ -55,6 +55,11 @@ type Input struct {
 	UndeclaredWrites                       string
 	SaveChanges                            string // --save-changes DIR
 	AllowGitConfig, AllowPty, WeakerNested bool
+	// Tty is --tty: the command gets a pseudo-terminal of its own, which
+	// sbx relays to the caller's terminal (it implies AllowPty). Terminal
+	// says the caller's standard input and output are terminals: with
+	// allowPty (flag or settings) that asks for the same on Linux.
+	Tty, Terminal bool
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
@@ -616,7 +621,14 @@ func (b *builder) process() error {
 		return fmt.Errorf("--observe-files %s needs the full sandbox (its supervisor observes the calls); drop it or --weaker-nested", in.ObserveFiles)
 	}
 	p.ObserveFiles = in.ObserveFiles
+	if in.Tty && p.WeakerNested {
+		return errors.New("--tty needs the full sandbox's private pseudo-terminals, which --weaker-nested does not have; drop one of them")
+	}
+	if in.Tty && !p.AllowPty {
+		return errors.New("--tty needs pseudo-terminals, and the managed settings set allowPty false; drop --tty")
+	}
 	p.Process = Process{
+		Tty:  in.Tty || p.AllowPty && in.Terminal && !p.WeakerNested && runtime.GOOS == "linux",
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs, ControlFD: in.ControlFD,
 		AskFD: in.AskFD, AskTimeout: in.AskTimeout,
 		Home: b.home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
