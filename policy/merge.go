@@ -197,7 +197,7 @@ func flagLayer(in Input) (*layer, error) {
 		return nil
 	}
 	l.allowGitConfig = setTrue(in.AllowGitConfig)
-	l.allowPty = setTrue(in.AllowPty)
+	l.allowPty = setTrue(in.AllowPty || in.Tty) // --tty's pty lives in the private devpts
 	l.weakerNested = setTrue(in.WeakerNested)
 	l.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
 	l.allowLocalBinding = setTrue(in.AllowLocalBinding)

@@ -219,6 +219,12 @@ type Process struct {
 	KeepFDs []int         `json:"keepFds,omitempty"`
 	// ControlFD is --control-fd (0: none).
 	ControlFD int `json:"controlFd,omitempty"`
+	// Tty: the command gets a pseudo-terminal of its own in the
+	// sandbox's private devpts, as its controlling terminal and session
+	// leader, relayed by sbx to the caller's terminal (--tty; or
+	// allowPty with a terminal on standard input and output, on Linux
+	// outside the weaker mode).
+	Tty bool `json:"tty,omitempty"`
 	// AskFD is --ask-fd (0: none); AskTimeout how long an answer may take.
 	AskFD      int           `json:"askFd,omitempty"`
 	AskTimeout time.Duration `json:"askTimeout,omitempty"`

@@ -30,6 +30,14 @@
 // joins before it forks, sets the rlimits in the command, records the
 // limits hit at the end, and removes the cgroup.
 //
+// The command's own terminal (tty_linux.go, Plan.Tty: --tty, or allowPty
+// with a terminal): the first process opens a pseudo-terminal in the
+// view's private devpts and hands its multiplexer to the supervisor; the
+// command makes it its controlling terminal and its standard descriptors
+// that were the caller's terminal; the supervisor relays it with the
+// caller's terminal in raw mode, follows SIGWINCH, and restores the
+// caller's modes at the end.
+//
 // Secrets (secrets.go): credentials' mask mode, and the built-in masked
 // copies (Filesystem.MaskedCopies: ~/.npmrc, ~/.pypirc, ~/.yarnrc.yml), whose copies the
 // supervisor makes with credentials.MaskConfig and binds read-only over

@@ -224,6 +224,7 @@ func newRunFlags(profile bool, extra ...func(*flag.FlagSet)) *runFlags {
 	fs.StringVar(&in.SaveChanges, "save-changes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
+	fs.BoolVar(&in.Tty, "tty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
 	fs.StringVar(&in.ObserveFiles, "observe-files", "", "")
 	fs.BoolVar(&in.ClearEnv, "clear-env", false, "")
@@ -360,6 +361,12 @@ func (f *runFlags) context() error {
 	if err := sandbox.CheckPassedFDs(append([]int{0, 1, 2}, f.keep...)); err != nil {
 		return err
 	}
+	// A terminal on standard input and output: with allowPty the command
+	// gets a pty of its own (policy.Process.Tty); --tty insists on one.
+	in.Terminal = isTerminal(0) && isTerminal(1)
+	if in.Tty && !isTerminal(0) {
+		return errors.New("--tty: standard input is not a terminal; run sbx from a terminal, or drop --tty")
+	}
 	var err error
 	if in.Cwd, err = os.Getwd(); err != nil {
 		return fmt.Errorf("cannot determine the working directory: %w", err)
@@ -486,7 +493,10 @@ Policy:
   --save-changes DIR     keep what the discard regions took in DIR (new, made 0700):
                          files/<path> and changes.json
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
-  --allow-pty            pseudo-terminals (allowPty)
+  --allow-pty            pseudo-terminals (allowPty); with a terminal on stdin and stdout,
+                         the command gets one of its own, as --tty
+  --tty                  the command gets a pty of its own (job control, window size),
+                         relayed to sbx's terminal; exit 125 if stdin is not a terminal
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces
 Network:
   --net none|filtered|host   default none (filtered when domains are allowed)
