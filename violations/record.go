@@ -46,12 +46,21 @@ const ActionDeny = "deny"
 // always-present fields are never empty.
 const Unknown = "unknown"
 
+// SchemaVersion is the "schema" of every JSON record sbx writes: the
+// version of the record format. It changes only when a change would
+// break a reader of the previous version (a field removed or renamed, its
+// type or meaning changed); fields, kinds, sources and actions may be
+// added within one version. The schema itself is the file
+// violations/schema/record-v1.json.
+const SchemaVersion = 1
+
 // TimeFormat is how Record.Time is written: RFC 3339 in UTC with exactly
 // nine fractional digits, so that lines sort and compare as text.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
 // Record is one denial. The JSON field names are the schema (see the
-// package documentation); time, kind, action and source are always
+// package documentation); time, schema (SchemaVersion, written by
+// MarshalJSON: not a field of Record), kind, action and source are always
 // present, the rest only when set.
 type Record struct {
 	Time     time.Time `json:"time"`               // marshalled with TimeFormat (RFC 3339, ns, UTC)
@@ -75,7 +84,8 @@ type Record struct {
 }
 
 // MarshalJSON writes r as one JSON object with the fields in schema order,
-// Time in TimeFormat, and no HTML escaping. It never fails.
+// Time in TimeFormat, "schema" (SchemaVersion) second, and no HTML
+// escaping. It never fails.
 func (r Record) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(make([]byte, 0, 256)), nil
 }
@@ -83,7 +93,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 func (r *Record) appendJSON(b []byte) []byte {
 	b = append(b, `{"time":"`...)
 	b = r.Time.UTC().AppendFormat(b, TimeFormat)
-	b = append(b, '"')
+	b = append(b, `","schema":`...)
+	b = strconv.AppendInt(b, SchemaVersion, 10)
 	b = appendField(b, "kind", r.Kind, true)
 	b = appendField(b, "action", r.Action, true)
 	b = appendField(b, "source", r.Source, true)
