@@ -648,7 +648,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 	rec := violations.Record{
 		Kind: violations.KindSyscall, Source: violations.SourceSeccomp,
 		PID: r.PID, Syscall: name, Detail: detail,
-		Rule: "seccomp",
+		Rule: "seccomp: " + name,
 	}
 	if pr, ok := seccomp.ProbeFor(r.Syscall); ok {
 		// A runtime's feature probe: refused as ever, marked so that
