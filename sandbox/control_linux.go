@@ -638,6 +638,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 					ns.col.Add(rec)
 				} else if o := ns.pl.observe; o != nil && r.Valid() {
 					ns.files.note(o.Recorder, fc)
+					ns.files.noteExe(o.Recorder, r.PID)
 				}
 			}
 			return seccomp.Response{Continue: true}

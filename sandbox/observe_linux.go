@@ -284,9 +284,10 @@ func openFlags(f uint64) string {
 // as Read, or List for a directory. Writes are noted from the discard
 // overlays' change lists (changeAccess), and what the view refused
 // reaches the recorder as a refusal through the record (record), so
-// neither is noted here. The stat family, access, readlink and execve
-// are not observed calls (seccomp.Config.ObserveReads): a path only
-// looked up, or only executed, is not noted.
+// neither is noted here. The stat family, access and readlink are not
+// observed calls (seccomp.Config.ObserveReads): a path only looked up is
+// not noted. Nor is execve, but the program a call comes from is
+// (noteExe).
 func (o *fileObserver) note(rec *learn.Recorder, fc *seccomp.FileCall) {
 	for _, n := range fc.Names {
 		if n.Err != nil || n.Missing || n.Effect != seccomp.EffectRead {
@@ -302,6 +303,22 @@ func (o *fileObserver) note(rec *learn.Recorder, fc *seccomp.FileCall) {
 		}
 		rec.Path(p, a)
 	}
+}
+
+// noteExe tells rec the program that pid runs (sbx learn). execve is
+// not an observed call, yet a program makes observed calls as soon as it
+// runs (its loader opens its libraries, it opens its input), and the
+// first of them names its executable as the kernel mapped it: a program
+// outside the declared runtime that a build runs by its path (a
+// toolchain's binary under /opt, a project's own tool) is what a
+// --reads declared replay must be able to execute. A statically linked
+// program that opens nothing is not seen.
+func (o *fileObserver) noteExe(rec *learn.Recorder, pid int) {
+	p := exeOf(pid)
+	if p == "" || p[0] != '/' || strings.HasSuffix(p, " (deleted)") || !o.fromHost(p) {
+		return
+	}
+	rec.Path(p, learn.Exec|learn.Read)
 }
 
 // fromHost reports whether p, a path in the command's view, is the

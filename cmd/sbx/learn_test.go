@@ -362,3 +362,45 @@ func TestLearnNetOff(t *testing.T) {
 		t.Fatalf("the refused host was granted:\n%s", b)
 	}
 }
+
+// TestLearnSeesExecutedPrograms: a program the command runs by its path
+// from outside the declared runtime (a copy of cat in a tools directory
+// beside the project) is executed, never opened, so only the program
+// its first observed call comes from names it. The learned policy must
+// let the --reads declared replay execute it; an untouched file beside
+// it stays out.
+func TestLearnSeesExecutedPrograms(t *testing.T) {
+	fx := newLearnFixture(t)
+	tools := filepath.Join(fx.root, "tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/bin/cat")
+	if err != nil {
+		t.Skip(err)
+	}
+	mycat := filepath.Join(tools, "mycat")
+	if err := os.WriteFile(mycat, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tools, "other"), []byte("untouched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	script := mycat + " data/input.txt"
+	stdout, stderr, code := fx.sbx(t, "learn", "--learn-net", "off", "--output", out, "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\n" {
+		t.Fatalf("learn: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	pol, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(pol), "other") {
+		t.Errorf("the untouched file beside the program is granted:\n%s", pol)
+	}
+	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\n" {
+		t.Fatalf("replay: exit %d, stdout %q (the program %s must be granted):\n%s\npolicy:\n%s", code, stdout, mycat, stderr, pol)
+	}
+}
