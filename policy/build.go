@@ -598,6 +598,28 @@ func (b *builder) network() error {
 		return err
 	}
 	p.Network.AllowUnixSockets = socks
+	// An empty root (--reads declared, denyRead "/") shows only what is
+	// declared: an allowed socket is declared by its allowance, so it is
+	// there to connect to, unless another deny hides it.
+	if slices.Contains(p.Filesystem.DenyRead, "/") && !p.Network.AllowAllUnixSockets {
+		var denied []string
+		for _, d := range p.Filesystem.DenyRead {
+			if d != "/" {
+				denied = append(denied, d)
+			}
+		}
+		for _, s := range socks {
+			if WithinAny(s, p.Filesystem.AllowRead) || WithinAny(s, p.Filesystem.AllowWrite) || WithinAny(s, denied) {
+				continue
+			}
+			if m.reopens("allowRead", s) { // managed wins
+				p.Notes = append(p.Notes, fmt.Sprintf("allowUnixSockets: %s is not readable under the managed settings; not shown in the empty root", s))
+				continue
+			}
+			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, s)
+			m.add("allowRead", s, "allowUnixSockets")
+		}
+	}
 	return nil
 }
 

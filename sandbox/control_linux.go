@@ -135,6 +135,11 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 		}
 		ua.EmulateNonUnix = true
 		ua.ConnectNonUnix = conn
+		if o := pl.observe; o != nil {
+			ua.Learn = func(resolved string, st *unix.Stat_t) bool {
+				return learnSocket(o.Recorder, pl.Dir, resolved, st)
+			}
+		}
 		ns.unix = ua
 	}
 	for _, pb := range pl.Net.Publish {

@@ -321,6 +321,28 @@ func (o *fileObserver) noteExe(rec *learn.Recorder, pid int) {
 	rec.Path(p, learn.Exec|learn.Read)
 }
 
+// learnSocket decides a connect of an observed run to a Unix socket the
+// start policy does not allow, at resolved in the command's view. It is
+// let through, and noted (Connect), when the socket lies inside the
+// working directory, the project, and the host has a socket there (so
+// one that a replay's allow-list finds at start; the connect goes to
+// the host's, see seccomp.UnixAllow.Learn). Any other socket — a daemon's under /run, an agent's
+// under HOME, one the command made in a discard region or its own /tmp —
+// stays refused, and the record becomes a refusal with the flag that
+// would grant it: reaching a host daemon is a decision for the caller,
+// not for a learning run.
+func learnSocket(rec *learn.Recorder, cwd, resolved string, _ *unix.Stat_t) bool {
+	if cwd == "" || resolved == "" || !(resolved == cwd || strings.HasPrefix(resolved, strings.TrimSuffix(cwd, "/")+"/")) {
+		return false
+	}
+	var host unix.Stat_t
+	if err := unix.Lstat(resolved, &host); err != nil || host.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return false
+	}
+	rec.Path(resolved, learn.Connect)
+	return true
+}
+
 // fromHost reports whether p, a path in the command's view, is the
 // host's path p.
 func (o *fileObserver) fromHost(p string) bool {

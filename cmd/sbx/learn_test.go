@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -402,5 +403,56 @@ func TestLearnSeesExecutedPrograms(t *testing.T) {
 	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", script)
 	if code != 0 || stdout != "data from the project\n" {
 		t.Fatalf("replay: exit %d, stdout %q (the program %s must be granted):\n%s\npolicy:\n%s", code, stdout, mycat, stderr, pol)
+	}
+}
+
+// TestLearnUnixSockets: a socket of the project's own (a server the test
+// runs at proj/run/app.sock) is let through the observed run and learned
+// as allowUnixSockets, and the --reads declared replay reaches it; a
+// socket outside the project (a host daemon's, here the test's own
+// beside it) is refused, reported with the flag, and not granted.
+func TestLearnUnixSockets(t *testing.T) {
+	fx := newLearnFixture(t)
+	serve := func(path string) *counter {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Skipf("unix socket: %v", err)
+		}
+		os.Chmod(path, 0o777)
+		c := &counter{}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.n.Add(1)
+			fmt.Fprintf(w, "hello over %s\n", filepath.Base(path))
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		return c
+	}
+	own := serve(filepath.Join(fx.proj, "run", "app.sock"))
+	other := serve(filepath.Join(fx.root, "daemon", "other.sock"))
+	otherPath := filepath.Join(fx.root, "daemon", "other.sock")
+	script := "curl -sf --unix-socket run/app.sock http://app/ && { curl -sf --unix-socket " + otherPath + " http://other/ || echo refused; }"
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	stdout, stderr, code := fx.sbx(t, "learn", "--learn-net", "off", "--output", out, "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "hello over app.sock\nrefused\n" {
+		t.Fatalf("learn: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	if other.n.Load() != 0 {
+		t.Fatal("the socket outside the project was reached by the observed run")
+	}
+	if !strings.Contains(stderr, "--allow-unix-socket "+otherPath) {
+		t.Errorf("the report does not name the refused socket's flag:\n%s", stderr)
+	}
+	pol, _ := os.ReadFile(out)
+	if !strings.Contains(string(pol), "app.sock") || strings.Contains(string(pol), "other.sock") {
+		t.Fatalf("want the project's socket granted, the other not:\n%s", pol)
+	}
+	served := own.n.Load()
+	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", "curl -sf --unix-socket run/app.sock http://app/")
+	if code != 0 || stdout != "hello over app.sock\n" || own.n.Load() != served+1 {
+		t.Fatalf("replay: exit %d, stdout %q:\n%s\npolicy:\n%s", code, stdout, stderr, pol)
 	}
 }
