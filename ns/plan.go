@@ -120,7 +120,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	}
 	writableSet := policy.NewPathSet(writable)
 	inWritable := func(path string) bool { return writableSet.Deepest(path, true) != "" }
-	names := policy.ProtectedNames(fs.AllowGitConfig)
+	names := fs.Protected()
 	for _, d := range fs.DenyRead {
 		if d == "/" {
 			plan.EmptyRoot = true

@@ -55,6 +55,8 @@ type Input struct {
 	UndeclaredWrites                       string
 	SaveChanges                            string // --save-changes DIR
 	AllowGitConfig, AllowPty, WeakerNested bool
+	// AllowProtected is --allow-protected: protected names let be written.
+	AllowProtected []string
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
@@ -284,7 +286,8 @@ func (b *builder) grants() error {
 	if p.Filesystem.AllowRead, err = m.resolve(b.r, "allowRead", b.allowRead, false); err != nil {
 		return err
 	}
-	b.r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
+	p.Filesystem.AllowProtected = dedupe(p.Filesystem.AllowProtected)
+	b.r.protected = p.Filesystem.Protected()
 	if p.Filesystem.AllowWrite, err = m.resolve(b.r, "allowWrite", b.allowWrite, true); err != nil {
 		return err
 	}

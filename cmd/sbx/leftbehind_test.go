@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -446,4 +447,104 @@ func TestAfterRunCheckStubs(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 1 {
 		t.Fatalf("a stub look-alike .git was not moved aside: %s", r)
 	}
+}
+
+// A protected name the user allows on purpose (--allow-protected NAME,
+// filesystem.allowProtected) becomes writable in a writable root, and
+// only that one: every entry of the list is allowed once (half by flag,
+// half by a settings file of the user's) while the other half, in the
+// same run, stays read-only. A name not on the list is refused with the
+// nearest one; a file in the working tree needs trust to allow any.
+func TestAllowProtected(t *testing.T) {
+	env := func() []string {
+		return append(hermeticEnv(), "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	}
+	tryWrite := func(p, kind string) string {
+		target := p
+		if kind == "d" {
+			target = p + "/x"
+		}
+		return "(mkdir -p " + q(filepath.Dir(target)) + " && echo evil >> " + q(target) + ") 2>/dev/null && echo " + q("WROTE "+p) + "\n"
+	}
+	for half := 0; half < 2; half++ {
+		t.Run(fmt.Sprintf("half%d", half), func(t *testing.T) {
+			w := t.TempDir()
+			var script strings.Builder
+			var flags, allowed []string
+			want := ""
+			for i, e := range protectedTable {
+				dir := filepath.Join(w, "a", fmt.Sprint(i))
+				p := filepath.Join(dir, e.name)
+				switch e.kind {
+				case "d":
+					writeFile(t, filepath.Join(p, "keep"), "orig")
+				case "g":
+					writeFile(t, p, "gitdir: /nonexistent\n")
+				default:
+					writeFile(t, p, "orig")
+				}
+				script.WriteString(tryWrite(p, e.kind))
+				if i%2 == half {
+					allowed = append(allowed, e.name)
+					want += "WROTE " + p + "\n"
+				}
+			}
+			script.WriteString("echo ok\n")
+			want += "ok\n"
+			if half == 0 {
+				for _, n := range allowed {
+					flags = append(flags, "--allow-protected", n)
+				}
+			} else {
+				// A settings file of the user's, outside the working tree.
+				js, _ := json.Marshal(map[string]any{"network": map[string]any{}, "filesystem": map[string]any{"allowProtected": allowed}})
+				f := filepath.Join(t.TempDir(), "s.json")
+				writeFile(t, f, string(js))
+				flags = []string{"--settings", f}
+			}
+			r := sh(t, runOpts{dir: t.TempDir(), env: env()}, script.String(), append(flags, "--allow-write", w)...)
+			if r.stdout != want {
+				t.Fatalf("writes: got\n%s\nwant\n%s\n%s", r.stdout, want, r.stderr)
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		marker := filepath.Join(t.TempDir(), "ran")
+		r := sh(t, runOpts{env: env()}, "touch "+q(marker), "--allow-protected", ".vscode/", "--allow-write", ".")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, `".vscode/" is not a protected name; did you mean .vscode?`) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("want one line with the nearest name: %s", r)
+		}
+		f := filepath.Join(t.TempDir(), "s.json")
+		writeFile(t, f, `{"network": {}, "filesystem": {"allowProtected": [".npmrc", "Makefile"]}}`)
+		r = sh(t, runOpts{env: env()}, "touch "+q(marker), "--settings", f, "--allow-write", ".")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, f) || !strings.Contains(r.stderr, `"Makefile" is not a protected name`) {
+			t.Errorf("want the file and the name: %s", r)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the command ran")
+		}
+	})
+	t.Run("untrusted", func(t *testing.T) {
+		proj := t.TempDir()
+		writeFile(t, filepath.Join(proj, ".envrc"), "orig")
+		writeFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"sandbox": {"filesystem": {"allowProtected": [".envrc"], "allowWrite": ["."]}}}`)
+		script := "echo evil >> .envrc 2>/dev/null && echo WROTE; echo ran"
+		r := sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, "allowProtected") || !strings.Contains(r.stderr, "--trust-project-settings") || r.stdout != "" {
+			t.Errorf("want the key and the way out, nothing run: %s", r)
+		}
+		r = sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings", "--trust-project-settings")
+		if r.stdout != "WROTE\nran\n" {
+			t.Errorf("trusted: %s", r)
+		}
+		// Without the key the same tree keeps .envrc protected.
+		writeFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"sandbox": {"filesystem": {"allowWrite": ["."]}}}`)
+		r = sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings")
+		if r.stdout != "ran\n" {
+			t.Errorf("control: %s", r)
+		}
+	})
 }
