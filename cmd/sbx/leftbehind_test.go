@@ -548,3 +548,103 @@ func TestAllowProtected(t *testing.T) {
 		}
 	})
 }
+
+// A .git file (a worktree's, a submodule's, a separate git directory's)
+// sends git to the git directory its gitdir: names and on to that
+// directory's commondir: core.hooksPath set in their config is protected
+// in the working tree, and a git directory that lies in a writable place
+// keeps its hooks and config read-only, pinned when missing (a dangling
+// gitdir the command could create). A git directory's config that git
+// would block on is refused before anything runs.
+func TestHooksPathGitFile(t *testing.T) {
+	env := func(home string) []string {
+		return []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	}
+	gitDir := func(t *testing.T, dir, config string) {
+		writeFile(t, filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(dir, "config"), config)
+		for _, s := range []string{"objects", "refs/heads"} {
+			if err := os.MkdirAll(filepath.Join(dir, s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// plant writes a hook (touching marker) at each path and a control
+	// file, and says which writes worked.
+	plant := func(marker string, paths ...string) string {
+		var b strings.Builder
+		for _, p := range paths {
+			b.WriteString("(mkdir -p " + q(filepath.Dir(p)) + " && printf '#!/bin/sh\\ntouch %s\\n' " + q(marker) + " > " + q(p) + ") 2>/dev/null && echo " + q("WROTE "+p) + "\n")
+		}
+		b.WriteString("echo x > control && echo ok\n")
+		return b.String()
+	}
+	t.Run("worktree", func(t *testing.T) {
+		d := t.TempDir()
+		main, wt := filepath.Join(d, "main"), filepath.Join(d, "wt")
+		gitDir(t, filepath.Join(main, ".git"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\thooksPath = githooks\n")
+		wtGit := filepath.Join(main, ".git", "worktrees", "wt")
+		writeFile(t, filepath.Join(wtGit, "HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(wtGit, "commondir"), "../..\n")
+		writeFile(t, filepath.Join(wtGit, "gitdir"), filepath.Join(wt, ".git")+"\n")
+		writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+wtGit+"\n")
+		if _, err := exec.LookPath("git"); err == nil {
+			// Control: git itself takes the hooks from wt/githooks.
+			cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
+			cmd.Dir, cmd.Env = wt, env(d)
+			out, err := cmd.Output()
+			if got := strings.TrimSpace(string(out)); err != nil || (got != "githooks" && got != filepath.Join(wt, "githooks")) {
+				t.Fatalf("control: git's hooks path in the worktree: %q %v", got, err)
+			}
+		}
+		marker := filepath.Join(d, "hook-ran")
+		hook := filepath.Join(wt, "githooks", "pre-commit")
+		r := sh(t, runOpts{dir: wt, env: env(d)}, plant(marker, hook), "--allow-write", wt)
+		if r.stdout != "ok\n" {
+			t.Fatalf("want the hook refused, the control written: %s", r)
+		}
+		if _, err := os.Lstat(filepath.Join(wt, "githooks")); err == nil {
+			t.Error("the stub of githooks was left behind")
+		}
+	})
+	t.Run("separate-gitdir-writable", func(t *testing.T) {
+		d := t.TempDir()
+		w := filepath.Join(d, "w")
+		proj, gd, gone := filepath.Join(w, "proj"), filepath.Join(w, "gd"), filepath.Join(w, "gone")
+		gitDir(t, gd, "[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+		writeFile(t, filepath.Join(proj, ".git"), "gitdir: ../gd\n")
+		other := filepath.Join(w, "other")
+		writeFile(t, filepath.Join(other, ".git"), "gitdir: "+gone+"\n")
+		marker := filepath.Join(d, "hook-ran")
+		script := plant(marker, filepath.Join(gd, "hooks", "post-checkout"), filepath.Join(gone, "hooks", "post-checkout"), filepath.Join(gd, "config")) +
+			"echo '[core]fsmonitor = touch " + marker + "' >> " + q(filepath.Join(gd, "config")) + " 2>/dev/null && echo CONFIG\n"
+		r := sh(t, runOpts{dir: proj, env: env(d)}, script, "--allow-write", w)
+		if r.stdout != "ok\n" {
+			t.Fatalf("want the git directories' hooks and config refused: %s", r)
+		}
+		if _, err := os.Lstat(gone); err == nil {
+			t.Error("the stub of the dangling gitdir was left behind")
+		}
+		// Allowed path: the same tree's working files stay writable, and
+		// so does a directory beside the git directory.
+		r = sh(t, runOpts{dir: proj, env: env(d)}, "echo y > file && echo y > ../gd-notes && echo ok", "--allow-write", w)
+		if r.stdout != "ok\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("fifo-config", func(t *testing.T) {
+		d := t.TempDir()
+		proj, gd := filepath.Join(d, "proj"), filepath.Join(d, "gd")
+		gitDir(t, gd, "")
+		os.Remove(filepath.Join(gd, "config"))
+		if err := syscall.Mkfifo(filepath.Join(gd, "config"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(proj, ".git"), "gitdir: ../gd\n")
+		r := sh(t, runOpts{dir: proj, env: env(d)}, "echo ran", "--allow-write", proj)
+		wantCode(t, r, 125)
+		if r.stdout != "" || !strings.Contains(r.stderr, filepath.Join(gd, "config")) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("want one line naming the config, nothing run: %s", r)
+		}
+	})
+}
