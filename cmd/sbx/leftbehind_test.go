@@ -648,3 +648,72 @@ func TestHooksPathGitFile(t *testing.T) {
 		}
 	})
 }
+
+// The after-run check sees below the top level what the command made
+// there, from the notified calls rather than a walk of the tree: a
+// repository planted two levels down (with a hook and a core.fsmonitor
+// that would touch a marker), a bare layout three levels down, and a
+// FIFO two levels down are neutralised and recorded; a deep repository
+// and FIFO the user had before, and a directory the command made that is
+// no repository, are left alone.
+func TestAfterRunCheckDeep(t *testing.T) {
+	d := t.TempDir()
+	w := filepath.Join(d, "w")
+	mine := filepath.Join(w, "old", "repo")
+	for _, p := range []string{filepath.Join(mine, ".git", "hooks"), filepath.Join(w, "old", "pipes")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(w, "old", "pipes", "mine.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(d, "planted-ran")
+	hook := "#!/bin/sh\ntouch " + marker + "\n"
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch " + marker + "\"\n"
+	script := "mkdir -p sub/dir/.git/hooks sub/dir/.git/objects sub/dir/.git/refs && echo 'ref: refs/heads/main' > sub/dir/.git/HEAD && " +
+		"printf %s " + q(cfg) + " > sub/dir/.git/config && printf %s " + q(hook) + " > sub/dir/.git/hooks/post-checkout && chmod 755 sub/dir/.git/hooks/post-checkout && " +
+		"mkdir -p a/b/c/objects a/b/c/refs && echo 'ref: refs/heads/main' > a/b/c/HEAD && printf %s " + q(cfg) + " > a/b/c/config && " +
+		"mkdir -p old/pipes/x && mkfifo old/pipes/x/Makefile && mkdir -p plain/dir && echo ok > plain/dir/file && echo planted"
+	vio := filepath.Join(d, "v.jsonl")
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + d, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	r := sh(t, runOpts{dir: w, env: env}, script, "--allow-write", w, "--fail-on-violation", "--violations", vio)
+	if !strings.Contains(r.stdout, "planted") || r.code != 123 {
+		t.Fatalf("want the layouts made and exit 123: %s", r)
+	}
+	v, _ := os.ReadFile(vio)
+	for _, want := range []string{w + "/sub/dir/.git", w + "/a/b/c/HEAD", w + "/old/pipes/x/Makefile"} {
+		if !strings.Contains(string(v), `"path":"`+want+`"`) {
+			t.Errorf("no record for %s:\n%s", want, v)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(w, "sub", "dir", ".git")); err == nil {
+		t.Error("the planted repository is still in place")
+	}
+	if _, err := os.Lstat(filepath.Join(w, "a", "b", "c", "HEAD")); err == nil {
+		t.Error("the bare layout is still in place")
+	}
+	if _, err := os.Lstat(filepath.Join(w, "old", "pipes", "x", "Makefile")); err == nil {
+		t.Error("the FIFO is still in place")
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, dir := range []string{filepath.Join(w, "sub", "dir"), filepath.Join(w, "a", "b", "c")} {
+			cmd := exec.Command("git", "status")
+			cmd.Dir, cmd.Env = dir, env
+			_ = cmd.Run()
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the host's git status ran the planted core.fsmonitor")
+		}
+	}
+	// What the user had is theirs; a plain directory is no finding.
+	if fi, err := os.Lstat(filepath.Join(w, "old", "pipes", "mine.fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the user's own FIFO was touched: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(mine, ".git")); err != nil || !fi.IsDir() {
+		t.Errorf("the user's own repository was touched: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w, "plain", "dir", "file")); string(b) != "ok\n" || strings.Contains(string(v), "/plain") {
+		t.Errorf("a plain directory: %q\n%s", b, v)
+	}
+}
