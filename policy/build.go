@@ -60,6 +60,8 @@ type Input struct {
 	// says the caller's standard input and output are terminals: with
 	// allowPty (flag or settings) that asks for the same on Linux.
 	Tty, Terminal bool
+	// AllowProtected is --allow-protected: protected names let be written.
+	AllowProtected []string
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
@@ -289,7 +291,8 @@ func (b *builder) grants() error {
 	if p.Filesystem.AllowRead, err = m.resolve(b.r, "allowRead", b.allowRead, false); err != nil {
 		return err
 	}
-	b.r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
+	p.Filesystem.AllowProtected = dedupe(p.Filesystem.AllowProtected)
+	b.r.protected = p.Filesystem.Protected()
 	if p.Filesystem.AllowWrite, err = m.resolve(b.r, "allowWrite", b.allowWrite, true); err != nil {
 		return err
 	}

@@ -17,7 +17,9 @@
 // which the supervisor reads once the sandbox's processes are gone (the
 // discard records, --save-changes) before it lets PID 1 finish; once the
 // run is over the supervisor runs the after-run check (afterrun_linux.go)
-// over the writable roots, the working directory and HOME; and it
+// over the writable roots, the working directory and HOME, and over the
+// entries the command made below them, which the supervisor noted from
+// the notified calls (created_linux.go); and it
 // connects to published ports inside the sandbox for the supervisor. It
 // is the only start of the full mode, for every plan; it is built for
 // linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode

@@ -63,7 +63,7 @@ func TestSourceRecordsMatchSchema(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(d, ".git"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	afterRunCheck([]afterPlace{{dir: d}}, c, &bytes.Buffer{})
+	afterRunCheck(afterRunState{places: []afterPlace{{dir: d}}}, nil, false, c, &bytes.Buffer{})
 	c.Close()
 	lines := strings.SplitAfter(strings.TrimSuffix(w.String(), "\n"), "\n")
 	if len(lines) != len(recs)+1 {

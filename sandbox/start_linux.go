@@ -234,7 +234,8 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	}
 	code := l.startAndSupervise(ready)
 	if l.started {
-		afterRunCheck(places, col, stderr)
+		created, overflow := l.nw.createdList()
+		afterRunCheck(places, created, overflow, col, stderr)
 	}
 	return code, nil
 }

@@ -185,7 +185,7 @@ type runFlags struct {
 	targetOS                                                      string
 	settings, allowRead, denyRead, allowWrite, denyWrite, discard list
 	passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock list
-	publish, presets, registries                                  list
+	publish, presets, registries, allowProtected                  list
 	claude                                                        optionalDir
 	keep                                                          fdList
 	controlFD, askFD                                              fdOne
@@ -223,6 +223,7 @@ func newRunFlags(profile bool, extra ...func(*flag.FlagSet)) *runFlags {
 	fs.StringVar(&in.UndeclaredWrites, "undeclared-writes", "", "")
 	fs.StringVar(&in.SaveChanges, "save-changes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
+	fs.Var(&f.allowProtected, "allow-protected", "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
 	fs.BoolVar(&in.Tty, "tty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
@@ -343,7 +344,7 @@ func (f *runFlags) command(profile bool) error {
 			return fmt.Errorf("--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
 		}
 	}
-	in.Presets, in.AllowRegistry = f.presets, f.registries
+	in.Presets, in.AllowRegistry, in.AllowProtected = f.presets, f.registries, f.allowProtected
 	in.DryRun = *f.dryRun || profile // a profile runs nothing: create nothing
 	return nil
 }
@@ -493,6 +494,8 @@ Policy:
   --save-changes DIR     keep what the discard regions took in DIR (new, made 0700):
                          files/<path> and changes.json
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
+  --allow-protected NAME let one protected name be written, as the list spells
+                         it (.vscode, .npmrc, …; repeatable; filesystem.allowProtected)
   --allow-pty            pseudo-terminals (allowPty); with a terminal on stdin and stdout,
                          the command gets one of its own, as --tty
   --tty                  the command gets a pty of its own (job control, window size),
