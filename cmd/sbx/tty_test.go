@@ -222,11 +222,14 @@ func TestTTYJobControl(t *testing.T) {
 	if out := r.output(); !strings.Contains(out, "JOBCTL-ON") {
 		t.Fatalf("bash -i has no job control (set -o monitor is off):\n%s", out)
 	}
-	r.typeText("printf 'SLEEP%s\\n' ING; sleep 30\r")
+	// The job prints from the very process that then sleeps, so when
+	// the word shows, the job holds the terminal's foreground: one ^Z
+	// reaches it (a second one, typed at bash's prompt, would be a
+	// character of the next line).
+	r.typeText("sh -c 'printf \"SLEEP%s\\\\n\" ING; exec sleep 30'\r")
 	at = r.expect(at, `SLEEPING`, nil)
-	time.Sleep(300 * time.Millisecond) // bash forks sleep right after the printf
 	r.typeText("\x1a")
-	at = r.expect(at, `Stopped\s+sleep 30`, func() { r.typeText("\x1a") })
+	at = r.expect(at, `Stopped\s+sh -c`, nil)
 	if st := procState(r.cmd.Process.Pid); st != "S" && st != "R" {
 		t.Errorf("sbx is in state %q, want running (S or R): the ^Z reached sbx", st)
 	}
