@@ -158,6 +158,11 @@ func globalHooksPaths(home string) []string {
 // tree roots whose .git is a directory), where they lie in a place that
 // takes writes. readOnly are the paths bound read-only already.
 func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) ([]Op, error) {
+	if len(takesWrites) == 0 {
+		// Every target lies outside a writable place (deepestRoot):
+		// nothing to protect, and no git configuration to read.
+		return nil, nil
+	}
 	global := globalHooksPaths(home)
 	var targets []string
 	add := func(base, v string) {
