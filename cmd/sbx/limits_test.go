@@ -150,6 +150,94 @@ func TestLimitCPUTime(t *testing.T) {
 	wantLimitSeen(t, r, recs, "--cpu-time 1s", true)
 }
 
+// TestLimitCPUs: --cpus 0.5 is the quota of the cgroup the command runs
+// in (as root here: cgroup v1's cpu.cfs_quota_us over cfs_period_us; v2's
+// cpu.max), which the kernel applies to it: a busy loop counts periods
+// of that group's bandwidth control, and cannot use more than half a CPU
+// per second of wall time (the bound only the quota gives: a loaded
+// machine can only lower the ratio). Where no cgroup cpu controller is
+// writable (an unprivileged user here) the run is refused, one line
+// naming the limit, nothing run.
+func TestLimitCPUs(t *testing.T) {
+	r := sbx(t, runOpts{}, "--dry-run", "--cpus", "0.5", "--", "/bin/true")
+	if r.code == 125 {
+		if isRoot() && fileExists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") {
+			t.Fatalf("--cpus refused as root on a host with a cgroup v1 cpu controller: %s", r)
+		}
+		if !strings.Contains(r.stderr, "--cpus 0.5: cannot be enforced here") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("the refusal does not name --cpus 0.5 in one line: %s", r)
+		}
+		wantRefused(t, []string{"--cpus", "0.5"})
+		return
+	}
+	mech := limitMechanism(t, "cpus", "--cpus", "0.5")
+	if !strings.HasPrefix(mech, "cgroup") {
+		t.Fatalf("--cpus through %q, not a cgroup", mech)
+	}
+	// The loop runs until it has used 0.3 s of CPU (at most 20 s of wall
+	// time); then the command reads its own cgroup's quota and counters.
+	r = sh(t, runOpts{}, `exec /usr/bin/python3 -c '
+import os, time
+start, cpu0 = time.monotonic(), time.process_time()
+while time.process_time() - cpu0 < 0.3 and time.monotonic() - start < 20:
+    pass
+print("ratio %.3f" % ((time.process_time() - cpu0) / (time.monotonic() - start)))
+v1 = v2 = None
+for line in open("/proc/self/cgroup").read().splitlines():
+    f = line.split(":", 2)
+    if len(f) == 3 and "cpu" in f[1].split(","):
+        v1 = f[2]
+    if len(f) == 3 and f[0] == "0" and f[1] == "":
+        v2 = f[2]
+def read(p):
+    try:
+        return open(p).read().split()
+    except OSError:
+        return None
+for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"):
+    q, per = read(d + (v1 or "/-") + "/cpu.cfs_quota_us"), read(d + (v1 or "/-") + "/cpu.cfs_period_us")
+    if q and per:
+        print("cgroup", v1, "quota", q[0], per[0])
+        st = read(d + v1 + "/cpu.stat")
+        break
+else:
+    for d in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        m = read(d + (v2 or "/-") + "/cpu.max")
+        if m:
+            print("cgroup", v2, "quota", m[0], m[1])
+            st = read(d + v2 + "/cpu.stat")
+            break
+    else:
+        st = None
+if st:
+    print("periods", dict(zip(st[0::2], st[1::2])).get("nr_periods"))
+'`, "--timeout", "60s", "--cpus", "0.5")
+	wantCode(t, r, 0)
+	t.Logf("%s", strings.TrimSpace(r.stdout))
+	m := regexp.MustCompile(`cgroup (\S+) quota (-?\d+) (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("the command found no cpu quota of its cgroup: %s", r)
+	}
+	if !strings.HasPrefix(filepath.Base(m[1]), "sbx-") || m[2] != "50000" || m[3] != "100000" {
+		t.Fatalf("want the run's own cgroup (sbx-PID) with quota 50000 per 100000, got %q: %s", m[0], r)
+	}
+	if p := regexp.MustCompile(`periods (\d+)`).FindStringSubmatch(r.stdout); p == nil || p[1] == "0" {
+		t.Errorf("no period of bandwidth control counted for the busy loop: %s", r)
+	}
+	ratio := regexp.MustCompile(`ratio ([0-9.]+)`).FindStringSubmatch(r.stdout)
+	if ratio == nil {
+		t.Fatalf("no usage ratio: %s", r)
+	}
+	if f, _ := strconv.ParseFloat(ratio[1], 64); f > 0.8 {
+		t.Errorf("the busy loop used %.2f CPU-seconds per second under --cpus 0.5", f)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func TestLimitFileSize(t *testing.T) {
 	limitMechanism(t, "fileSize", "--file-size", "1M")
 	r, recs := limitRun(t, `exec dd if=/dev/zero of=/tmp/f bs=64k count=48`, "--file-size", "1M")
