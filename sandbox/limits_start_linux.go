@@ -21,6 +21,9 @@ type limitsStart struct {
 	statfs     unix.Statfs_t
 	init       int
 	statfsRead bool
+	// left: the first process was moved out of the run's cgroup after
+	// it reported the command's exit (exited).
+	left bool
 }
 
 // limitsBegin makes the run's cgroup (when the plan uses one) and the
@@ -99,6 +102,15 @@ func (l *launch) limitsStarted(proc *rawexec.Process) {
 	}
 }
 
+// limitsExited is the command's exit reported: the first process, now
+// the sandbox's only one, leaves the run's cgroup (cgroupRun.leave).
+func (l *launch) limitsExited() {
+	if l.lim.cg != nil && l.lim.init > 0 {
+		l.lim.cg.leave(l.lim.init)
+		l.lim.left = true
+	}
+}
+
 // limitsEnd records the limits the run hit, once every process of the
 // sandbox is gone (final: the first process wrote its last record), and
 // removes the run's cgroup.
@@ -119,9 +131,9 @@ func (l *launch) limitsEnd(proc *rawexec.Process, ws unix.WaitStatus, exited, fi
 	for _, r := range limitRecords(lp, cg, ws, exited, l.lim.statfsRead, &l.lim.statfs) {
 		l.col.Add(r)
 	}
-	if cg != nil && proc != nil {
+	if cg != nil && proc != nil && !(l.lim.left && cg.removeNow()) {
 		// The first process's exit, not waited for otherwise, is what
-		// empties the cgroup.
+		// empties the cgroup when it could not leave it.
 		_, _ = proc.Wait()
 	}
 	cg.remove()

@@ -702,6 +702,7 @@ func (l *launch) records(discards *ns.Discards, ran bool) (ws unix.WaitStatus, b
 				l.readDiscards(discards)
 			}
 			l.ackW.Close() // done with the view: remove the stubs and go
+			l.limitsExited()
 		case rawexec.RecordDone:
 			final = true
 		}

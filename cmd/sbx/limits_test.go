@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -332,8 +333,16 @@ func TestLimitsCgroupRemoved(t *testing.T) {
 	parents := cgroupParents(t)
 	before := sbxCgroups(parents)
 	wantCode(t, sbx(t, runOpts{}, "--", "/bin/true"), 0)
-	if got := sbxCgroups(parents); len(got) > len(before) {
+	if got := leftCgroups(parents, before); len(got) > 0 {
 		t.Fatalf("cgroups left: %v", got)
+	}
+	// Processes the command leaves running (one in a session of its own)
+	// are killed at its end; the cgroup still goes with the run.
+	for i := 0; i < 5; i++ {
+		wantCode(t, sh(t, runOpts{}, `sleep 30 & setsid sleep 30 & exit 3`, "--pids", "50"), 3)
+		if got := leftCgroups(parents, before); len(got) > 0 {
+			t.Fatalf("cgroups left after a run that left processes: %v", got)
+		}
 	}
 	// A supervisor killed mid-run leaves its (empty) cgroup; the next
 	// run removes it.
@@ -383,6 +392,21 @@ func cgroupParents(t *testing.T) []string {
 				out = append(out, d, filepath.Join("/sys/fs/cgroup/unified", strings.TrimPrefix(d, "/sys/fs/cgroup")))
 			}
 		}
+	}
+	return out
+}
+
+// leftCgroups are the sbx-PID cgroups not in before whose supervisor
+// PID is gone: left behind by a finished run (another user's sbx may be
+// running meanwhile, its cgroup is its own).
+func leftCgroups(parents, before []string) []string {
+	var out []string
+	for _, d := range sbxCgroups(parents) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "sbx-"))
+		if slices.Contains(before, d) || err == nil && syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		out = append(out, d)
 	}
 	return out
 }
