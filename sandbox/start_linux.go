@@ -198,6 +198,7 @@ type launch struct {
 
 	lifeR, lifeW, statR, statW, ackR, ackW *os.File
 	lim                                    limitsStart // the limits' cgroup and tmpfs report
+	limKeep                                []int       // the descriptors the limits' exit ops use
 	gateR, gateW                           *os.File    // the command waits on gateR for the supervisor's signal handlers
 	sigc                                   chan os.Signal
 	notified                               chan struct{}
@@ -310,6 +311,7 @@ func (l *launch) compile() error {
 		return tooLarge(err)
 	}
 	l.view = view // from here on the stubs exist on the host: cleanup removes them
+	l.limKeep = l.limitsExitOps()
 	if !pl.HostNet {
 		loopbackOps(prog)
 	}
@@ -497,6 +499,7 @@ func (l *launch) attr() *rawexec.Attr {
 	if l.lim.statW != nil {
 		keep = append(keep, int(l.lim.statW.Fd()))
 	}
+	keep = append(keep, l.limKeep...)
 	attr := &rawexec.Attr{
 		Path:  l.path,
 		Args:  pl.Argv,
@@ -702,7 +705,6 @@ func (l *launch) records(discards *ns.Discards, ran bool) (ws unix.WaitStatus, b
 				l.readDiscards(discards)
 			}
 			l.ackW.Close() // done with the view: remove the stubs and go
-			l.limitsExited()
 		case rawexec.RecordDone:
 			final = true
 		}

@@ -422,8 +422,10 @@ func sbxCgroups(parents []string) []string {
 
 // TestLimitsCannotBeRaised: the command cannot lift its limits: the
 // rlimits are hard (raising needs CAP_SYS_RESOURCE in the host's user
-// namespace), and the cgroup files are on the read-only view (moving
-// itself out of the run's cgroup, or raising pids.max, fails).
+// namespace), the cgroup files are on the read-only view (moving
+// itself out of the run's cgroup, or raising pids.max, fails), and PID
+// 1's descriptors of the parent cgroups cannot be reopened (it is not
+// dumpable).
 func TestLimitsCannotBeRaised(t *testing.T) {
 	r := sh(t, runOpts{}, `exec /usr/bin/python3 -c '
 import resource, os, glob
@@ -436,13 +438,23 @@ for res, name, want in ((resource.RLIMIT_NOFILE, "nofile", 64), (resource.RLIMIT
         print("raised", name)
     except (ValueError, OSError):
         pass
-for f in glob.glob("/sys/fs/cgroup/*/cgroup.procs") + glob.glob("/sys/fs/cgroup/*/sbx-*/pids.max") + glob.glob("/sys/fs/cgroup/*/cgroup.procs"):
+for f in glob.glob("/sys/fs/cgroup/*/cgroup.procs") + glob.glob("/sys/fs/cgroup/*/sbx-*/pids.max") + glob.glob("/sys/fs/cgroup/*/tasks"):
     try:
         with open(f, "w") as fh:
-            fh.write(str(os.getpid()) if f.endswith("procs") else "max")
+            fh.write(str(os.getpid()) if f.endswith("procs") or f.endswith("tasks") else "max")
         print("wrote", f)
     except OSError:
         pass
+# PID 1 holds descriptors of the parent cgroups (it leaves the cgroup of
+# the run through them at the end): reopening them through /proc fails.
+for f in glob.glob("/proc/1/fd/*"):
+    for data in ("0", str(os.getpid())):
+        try:
+            with open(f, "w") as fh:
+                fh.write(data)
+            print("wrote", f, os.readlink(f))
+        except OSError:
+            pass
 print("done")
 '`, "--timeout", "30s", "--open-files", "64", "--file-size", "1M", "--cpu-time", "10s", "--pids", "100")
 	wantCode(t, r, 0)
