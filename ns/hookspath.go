@@ -172,6 +172,11 @@ func globalHooksPaths(home string) []string {
 // gitdir the command could create is pinned). One that cannot be read
 // (not ENOENT) fails closed.
 func hooksPathOps(repos []string, home string, takesWrites, readOnly []string, names []policy.Protected) ([]Op, error) {
+	if len(takesWrites) == 0 {
+		// Every target lies outside a writable place (deepestRoot):
+		// nothing to protect, and no git configuration to read.
+		return nil, nil
+	}
 	global := globalHooksPaths(home)
 	// A git directory's pieces follow the switches of .git's own: what
 	// the user allows in .git (allowGitConfig, allowProtected) is

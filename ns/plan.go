@@ -283,6 +283,9 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 	// Likewise only an allowRead that exists pierces a mask (PlanMounts'
 	// allowRead ops bind existing paths only): a stub under a mask that a
 	// missing allowRead names would have nowhere to be bound.
+	if len(prot.ops) == 0 {
+		return nil, nil // nothing to filter: no lstat of every mask
+	}
 	var masked, pierced []string
 	for _, d := range fs.DenyRead {
 		if d == "/" || exists(d) {

@@ -169,7 +169,7 @@ func (b *builder) merge() error {
 	b.p = &Policy{Notes: layerNotes}
 	b.p.Filesystem.SearchDepth = DefaultSearchDepth
 	b.p.Network.Capture = true // sbx's own default; network.capture false or --capture off
-	b.r = resolver{cwd: in.Cwd, home: b.home, dirs: map[string]string{}, notes: &b.p.Notes}
+	b.r = resolver{cwd: in.Cwd, home: b.home, dirs: map[string]string{}, names: map[string]bool{}, notes: &b.p.Notes}
 	m, err := mergeLayers(layers, b.p, b.r)
 	if err != nil {
 		return err
@@ -807,6 +807,11 @@ type resolver struct {
 	createFile map[string]bool
 	// dirs maps directories to their resolved paths (see resolve).
 	dirs map[string]string
+	// names remembers resolve's lstat of a name in a resolved directory
+	// (whether it is there), made with dirs: the built-in masks are
+	// resolved more than once per plan (the defaults, then the masked
+	// copies), each name costs one lstat.
+	names map[string]bool
 	// notes receives what was skipped.
 	notes *[]string
 	// protected are the names a writable root may not be, lie in, or
@@ -1034,14 +1039,27 @@ func (r resolver) resolve(p string) (real string, exists bool, err error) {
 		r.dirs[dir] = realDir
 	}
 	full := filepath.Join(realDir, base)
+	if there, ok := r.names[full]; ok {
+		return full, there, nil
+	}
 	st, err := os.Lstat(full)
 	switch {
 	case err == nil && st.Mode()&os.ModeSymlink == 0:
+		r.remember(full, true)
 		return full, true, nil
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR):
+		r.remember(full, false)
 		return full, false, nil
 	}
 	return Resolve(p)
+}
+
+// remember notes a plain answer of resolve's lstat (a symlink or an
+// error is not one: those take Resolve's walk every time).
+func (r resolver) remember(full string, there bool) {
+	if r.names != nil {
+		r.names[full] = there
+	}
 }
 
 // all resolves every entry of one list; mustExist makes a missing path an

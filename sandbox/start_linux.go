@@ -199,6 +199,7 @@ type launch struct {
 	tty                                    *ttyStart // the command's own terminal (Plan.Tty), or nil
 	lifeR, lifeW, statR, statW, ackR, ackW *os.File
 	lim                                    limitsStart // the limits' cgroup and tmpfs report
+	limKeep                                []int       // the descriptors the limits' exit ops use
 	gateR, gateW                           *os.File    // the command waits on gateR for the supervisor's signal handlers
 	sigc                                   chan os.Signal
 	notified                               chan struct{}
@@ -317,6 +318,7 @@ func (l *launch) compile() error {
 		return tooLarge(err)
 	}
 	l.view = view // from here on the stubs exist on the host: cleanup removes them
+	l.limKeep = l.limitsExitOps()
 	if !pl.HostNet {
 		loopbackOps(prog)
 	}
@@ -510,6 +512,7 @@ func (l *launch) attr() *rawexec.Attr {
 	if l.lim.statW != nil {
 		keep = append(keep, int(l.lim.statW.Fd()))
 	}
+	keep = append(keep, l.limKeep...)
 	attr := &rawexec.Attr{
 		Path:  l.path,
 		Args:  pl.Argv,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,6 +149,94 @@ func TestLimitCPUTime(t *testing.T) {
 	wantLimitSeen(t, r, recs, "--cpu-time 1s", true)
 }
 
+// TestLimitCPUs: --cpus 0.5 is the quota of the cgroup the command runs
+// in (as root here: cgroup v1's cpu.cfs_quota_us over cfs_period_us; v2's
+// cpu.max), which the kernel applies to it: a busy loop counts periods
+// of that group's bandwidth control, and cannot use more than half a CPU
+// per second of wall time (the bound only the quota gives: a loaded
+// machine can only lower the ratio). Where no cgroup cpu controller is
+// writable (an unprivileged user here) the run is refused, one line
+// naming the limit, nothing run.
+func TestLimitCPUs(t *testing.T) {
+	r := sbx(t, runOpts{}, "--dry-run", "--cpus", "0.5", "--", "/bin/true")
+	if r.code == 125 {
+		if isRoot() && fileExists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") {
+			t.Fatalf("--cpus refused as root on a host with a cgroup v1 cpu controller: %s", r)
+		}
+		if !strings.Contains(r.stderr, "--cpus 0.5: cannot be enforced here") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("the refusal does not name --cpus 0.5 in one line: %s", r)
+		}
+		wantRefused(t, []string{"--cpus", "0.5"})
+		return
+	}
+	mech := limitMechanism(t, "cpus", "--cpus", "0.5")
+	if !strings.HasPrefix(mech, "cgroup") {
+		t.Fatalf("--cpus through %q, not a cgroup", mech)
+	}
+	// The loop runs until it has used 0.3 s of CPU (at most 20 s of wall
+	// time); then the command reads its own cgroup's quota and counters.
+	r = sh(t, runOpts{}, `exec /usr/bin/python3 -c '
+import os, time
+start, cpu0 = time.monotonic(), time.process_time()
+while time.process_time() - cpu0 < 0.3 and time.monotonic() - start < 20:
+    pass
+print("ratio %.3f" % ((time.process_time() - cpu0) / (time.monotonic() - start)))
+v1 = v2 = None
+for line in open("/proc/self/cgroup").read().splitlines():
+    f = line.split(":", 2)
+    if len(f) == 3 and "cpu" in f[1].split(","):
+        v1 = f[2]
+    if len(f) == 3 and f[0] == "0" and f[1] == "":
+        v2 = f[2]
+def read(p):
+    try:
+        return open(p).read().split()
+    except OSError:
+        return None
+for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"):
+    q, per = read(d + (v1 or "/-") + "/cpu.cfs_quota_us"), read(d + (v1 or "/-") + "/cpu.cfs_period_us")
+    if q and per:
+        print("cgroup", v1, "quota", q[0], per[0])
+        st = read(d + v1 + "/cpu.stat")
+        break
+else:
+    for d in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        m = read(d + (v2 or "/-") + "/cpu.max")
+        if m:
+            print("cgroup", v2, "quota", m[0], m[1])
+            st = read(d + v2 + "/cpu.stat")
+            break
+    else:
+        st = None
+if st:
+    print("periods", dict(zip(st[0::2], st[1::2])).get("nr_periods"))
+'`, "--timeout", "60s", "--cpus", "0.5")
+	wantCode(t, r, 0)
+	t.Logf("%s", strings.TrimSpace(r.stdout))
+	m := regexp.MustCompile(`cgroup (\S+) quota (-?\d+) (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("the command found no cpu quota of its cgroup: %s", r)
+	}
+	if !strings.HasPrefix(filepath.Base(m[1]), "sbx-") || m[2] != "50000" || m[3] != "100000" {
+		t.Fatalf("want the run's own cgroup (sbx-PID) with quota 50000 per 100000, got %q: %s", m[0], r)
+	}
+	if p := regexp.MustCompile(`periods (\d+)`).FindStringSubmatch(r.stdout); p == nil || p[1] == "0" {
+		t.Errorf("no period of bandwidth control counted for the busy loop: %s", r)
+	}
+	ratio := regexp.MustCompile(`ratio ([0-9.]+)`).FindStringSubmatch(r.stdout)
+	if ratio == nil {
+		t.Fatalf("no usage ratio: %s", r)
+	}
+	if f, _ := strconv.ParseFloat(ratio[1], 64); f > 0.8 {
+		t.Errorf("the busy loop used %.2f CPU-seconds per second under --cpus 0.5", f)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func TestLimitFileSize(t *testing.T) {
 	limitMechanism(t, "fileSize", "--file-size", "1M")
 	r, recs := limitRun(t, `exec dd if=/dev/zero of=/tmp/f bs=64k count=48`, "--file-size", "1M")
@@ -242,8 +331,16 @@ func TestLimitsCgroupRemoved(t *testing.T) {
 	parents := cgroupParents(t)
 	before := sbxCgroups(parents)
 	wantCode(t, sbx(t, runOpts{}, "--", "/bin/true"), 0)
-	if got := sbxCgroups(parents); len(got) > len(before) {
+	if got := leftCgroups(parents, before); len(got) > 0 {
 		t.Fatalf("cgroups left: %v", got)
+	}
+	// Processes the command leaves running (one in a session of its own)
+	// are killed at its end; the cgroup still goes with the run.
+	for i := 0; i < 5; i++ {
+		wantCode(t, sh(t, runOpts{}, `sleep 30 & setsid sleep 30 & exit 3`, "--pids", "50"), 3)
+		if got := leftCgroups(parents, before); len(got) > 0 {
+			t.Fatalf("cgroups left after a run that left processes: %v", got)
+		}
 	}
 	// A supervisor killed mid-run leaves its (empty) cgroup; the next
 	// run removes it.
@@ -297,6 +394,21 @@ func cgroupParents(t *testing.T) []string {
 	return out
 }
 
+// leftCgroups are the sbx-PID cgroups not in before whose supervisor
+// PID is gone: left behind by a finished run (another user's sbx may be
+// running meanwhile, its cgroup is its own).
+func leftCgroups(parents, before []string) []string {
+	var out []string
+	for _, d := range sbxCgroups(parents) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "sbx-"))
+		if slices.Contains(before, d) || err == nil && syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 func sbxCgroups(parents []string) []string {
 	var out []string
 	for _, p := range parents {
@@ -308,8 +420,10 @@ func sbxCgroups(parents []string) []string {
 
 // TestLimitsCannotBeRaised: the command cannot lift its limits: the
 // rlimits are hard (raising needs CAP_SYS_RESOURCE in the host's user
-// namespace), and the cgroup files are on the read-only view (moving
-// itself out of the run's cgroup, or raising pids.max, fails).
+// namespace), the cgroup files are on the read-only view (moving
+// itself out of the run's cgroup, or raising pids.max, fails), and PID
+// 1's descriptors of the parent cgroups cannot be reopened (it is not
+// dumpable).
 func TestLimitsCannotBeRaised(t *testing.T) {
 	r := sh(t, runOpts{}, `exec /usr/bin/python3 -c '
 import resource, os, glob
@@ -322,13 +436,23 @@ for res, name, want in ((resource.RLIMIT_NOFILE, "nofile", 64), (resource.RLIMIT
         print("raised", name)
     except (ValueError, OSError):
         pass
-for f in glob.glob("/sys/fs/cgroup/*/cgroup.procs") + glob.glob("/sys/fs/cgroup/*/sbx-*/pids.max") + glob.glob("/sys/fs/cgroup/*/cgroup.procs"):
+for f in glob.glob("/sys/fs/cgroup/*/cgroup.procs") + glob.glob("/sys/fs/cgroup/*/sbx-*/pids.max") + glob.glob("/sys/fs/cgroup/*/tasks"):
     try:
         with open(f, "w") as fh:
-            fh.write(str(os.getpid()) if f.endswith("procs") else "max")
+            fh.write(str(os.getpid()) if f.endswith("procs") or f.endswith("tasks") else "max")
         print("wrote", f)
     except OSError:
         pass
+# PID 1 holds descriptors of the parent cgroups (it leaves the cgroup of
+# the run through them at the end): reopening them through /proc fails.
+for f in glob.glob("/proc/1/fd/*"):
+    for data in ("0", str(os.getpid())):
+        try:
+            with open(f, "w") as fh:
+                fh.write(data)
+            print("wrote", f, os.readlink(f))
+        except OSError:
+            pass
 print("done")
 '`, "--timeout", "30s", "--open-files", "64", "--file-size", "1M", "--cpu-time", "10s", "--pids", "100")
 	wantCode(t, r, 0)
