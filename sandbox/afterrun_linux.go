@@ -29,7 +29,9 @@ import (
 //     git finds in the directory itself and whose config it obeys:
 //     core.fsmonitor, core.worktree, hooks). It is moved aside
 //     (.git → .git.sbx-planted-N, HEAD → HEAD.sbx-planted-N), which makes
-//     it inert and keeps it for review. Below the top level: a .git the
+//     it inert and keeps it for review, unless git would run nothing of
+//     it: what `git clone` and `git init` write (inertRepo), so that a
+//     clone in the sandbox stays a working clone. Below the top level: a .git the
 //     command made or renamed into place, a .git in a directory it made,
 //     and the triple where it made objects or refs (or in a directory it
 //     made).
@@ -134,10 +136,10 @@ func afterRunCheck(st afterRunState, created []createdEntry, overflow bool, col 
 	const bare = "a bare repository layout (HEAD, objects, refs)"
 	for _, p := range st.places {
 		// Another run's stub .git, still held, is no repository.
-		if g := filepath.Join(p.dir, ".git"); !p.hadGit && exists(g) && !ns.HeldStub(g) {
+		if g := filepath.Join(p.dir, ".git"); !p.hadGit && exists(g) && !ns.HeldStub(g) && !inertRepo(g) {
 			aside(p.dir, ".git", "a repository")
 		}
-		if !p.hadBare && bareLayout(p.dir) {
+		if !p.hadBare && bareLayout(p.dir) && !inertRepo(p.dir) {
 			aside(p.dir, "HEAD", bare)
 		}
 		for name, kind := range specialKinds(p.dir) {
@@ -172,19 +174,19 @@ func afterRunCheck(st afterRunState, created []createdEntry, overflow bool, col 
 		}
 		switch {
 		case name == ".git":
-			if !ns.HeldStub(e.path) {
+			if !ns.HeldStub(e.path) && !inertRepo(e.path) {
 				aside(dir, ".git", "a repository")
 			}
 			continue
-		case (name == "objects" || name == "refs") && bareLayout(dir):
+		case (name == "objects" || name == "refs") && bareLayout(dir) && !inertRepo(dir):
 			aside(dir, "HEAD", bare)
 		}
 		if e.dir && fst.Mode&unix.S_IFMT == unix.S_IFDIR {
 			// A directory the command made: all it holds is new.
-			if g := filepath.Join(e.path, ".git"); exists(g) && !ns.HeldStub(g) {
+			if g := filepath.Join(e.path, ".git"); exists(g) && !ns.HeldStub(g) && !inertRepo(g) {
 				aside(e.path, ".git", "a repository")
 			}
-			if bareLayout(e.path) {
+			if bareLayout(e.path) && !inertRepo(e.path) {
 				aside(e.path, "HEAD", bare)
 			}
 		}
