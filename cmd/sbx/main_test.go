@@ -38,6 +38,12 @@ func TestMain(m *testing.M) {
 	sbxBin = filepath.Join(dir, "sbx")
 	attackBin = filepath.Join(dir, "attack")
 	recordLogPath = filepath.Join(dir, "records.jsonl")
+	// Some tests run sbx as another user (a set-id copy): the log is
+	// theirs to append to as well.
+	if f, err := os.OpenFile(recordLogPath, os.O_CREATE|os.O_WRONLY, 0o666); err == nil {
+		f.Close()
+		_ = os.Chmod(recordLogPath, 0o666)
+	}
 	for _, b := range [][2]string{{sbxBin, "."}, {attackBin, "../../internal/attack"}} {
 		if m, _ := filepath.Glob(filepath.Join(b[1], "*.go")); len(m) == 0 {
 			continue

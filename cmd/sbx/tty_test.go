@@ -233,9 +233,13 @@ func TestTTYJobControl(t *testing.T) {
 	if st := procState(r.cmd.Process.Pid); st != "S" && st != "R" {
 		t.Errorf("sbx is in state %q, want running (S or R): the ^Z reached sbx", st)
 	}
-	r.typeText("kill %1\r")
-	at = r.expect(at, `Terminated`, func() { r.typeText("jobs\r") })
-	r.typeText("exit\r")
+	// The stopped job is left to the end of the session: bash warns of
+	// it on the first exit and leaves on the second, and sbx ends the
+	// sandbox's leftovers. (A kill %1 here was seen, rarely and under
+	// load, to leave bash reporting the job stopped.)
+	r.typeText("exit 0\r")
+	at = r.expect(at, `stopped jobs`, nil)
+	r.typeText("exit 0\r")
 	if code := r.wait(); code != 0 {
 		t.Errorf("exit %d, want 0; the terminal showed:\n%s", code, r.output())
 	}
