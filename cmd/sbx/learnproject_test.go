@@ -110,8 +110,10 @@ type twoSteps struct {
 	test    []string // step two
 	// wantTest is in the test step's output when it passed.
 	wantTest string
-	// reach is a command that fetches url (a host never learned).
-	reach func(url string) []string
+	// reach is a command that fetches url and fails unless it got it;
+	// learned is a URL on the learned host.
+	reach   func(url string) []string
+	learned string
 	// cache is the package cache the install fills (under HOME): emptied
 	// before the last replay, so that the install fetches again.
 	cache string
@@ -172,9 +174,14 @@ func (p *twoSteps) check(t *testing.T) {
 		t.Fatalf("the last install fetched nothing: %q", p.c.all())
 	}
 
-	served := p.c.n.Load()
-	other := fmt.Sprintf("http://other.localhost:%d/other", p.port)
+	// The same fetch reaches the learned host, and not another.
 	args := append([]string{"--settings", pol, "--reads", "declared"}, p.start...)
+	served := p.c.n.Load()
+	if r := p.run(t, append(append(args, "--"), p.reach(p.learned)...)...); r.code != 0 || p.c.n.Load() != served+1 {
+		t.Fatalf("the learned host was not reachable with the same command: %s", r)
+	}
+	served = p.c.n.Load()
+	other := fmt.Sprintf("http://other.localhost:%d/other", p.port)
 	if r := p.run(t, append(append(args, "--"), p.reach(other)...)...); r.code == 0 {
 		t.Fatalf("a host not learned was reachable under the learned policy: %s", r)
 	}
@@ -261,8 +268,9 @@ func TestLearnNpmProject(t *testing.T) {
 		test:     []string{npm, "test"},
 		wantTest: "sbx-dep adds",
 		cache:    filepath.Join(home, ".npm"),
+		learned:  reg + "sbx-dep",
 		reach: func(url string) []string {
-			return []string{node, "-e", fmt.Sprintf("fetch(%q).then(r => r.text()).then(console.log)", url)}
+			return []string{node, "-e", fmt.Sprintf("fetch(%q).then(r => { if (!r.ok) process.exit(1) })", url)}
 		},
 	}
 	p.check(t)
@@ -358,6 +366,7 @@ func TestLearnGoModule(t *testing.T) {
 		test:     []string{gobin, "test", "-count=1", "-v", "./..."},
 		wantTest: "sbx-dep sums",
 		cache:    filepath.Join(home, "go"),
+		learned:  fmt.Sprintf("http://goproxy.localhost:%d%slist", port, base),
 		reach:    func(url string) []string { return []string{"curl", "-sf", url} },
 	}
 	p.check(t)
