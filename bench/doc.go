@@ -4,7 +4,6 @@
 // interleaved run (go run ./bench/compare), and, in bench/learncompare,
 // one that times sbx learn against a plain run of the same command (the
 // runtime matrix's fixtures and go test on a package of this repository).
-// Timing thresholds never go into
-// tests; docs/benchmarks.md carries the latest tables and the commands that
-// made them.
+// Timing thresholds never go into tests; docs/benchmarks.md carries the
+// latest tables and the commands that made them.
 package bench
