@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sbx-sh/sbx/violations/schema"
 )
 
 // sbxBin is sbx built from this tree (by TestMain).
@@ -718,6 +720,11 @@ func TestRun(t *testing.T) {
 			b, _ := os.ReadFile(jsonl)
 			if !bytes.Contains(b, []byte(`"kind":"file-write"`)) || !bytes.HasPrefix(b, []byte(`{"time":`)) {
 				t.Errorf("%s is not JSON Lines: %q", jsonl, b)
+			}
+			for _, l := range bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+				if err := schema.Record().CheckLine(l); err != nil {
+					t.Errorf("%s: a record does not match the schema: %v\n%s", jsonl, err, l)
+				}
 			}
 			if o := outputs(t, g); o["violations"] != "1" || o["exit-code"] != fmt.Sprint(tc.want) {
 				t.Errorf("outputs %v", o)

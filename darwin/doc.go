@@ -69,6 +69,7 @@
 //	                        managers', editors', mise's and package managers' files
 //	                        of docs/settings.md (files.go)
 //	AllowGitConfig          drops the .git/config rule (hooks stay protected)
+//	AllowProtected          drops the rules of the names it lists (a parent's too)
 //	(protected parents)     .git and .claude: no unlink/rename; never a file or symlink
 //	                        (so a .git file cannot point git at other hooks)
 //	ProxyPorts              (allow network-outbound (remote ip "localhost:PORT"))

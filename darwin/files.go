@@ -1,6 +1,9 @@
 package darwin
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Protected paths: never writable, wherever they are, even inside an
 // allowWrite root. Each is matched at any depth.
@@ -47,7 +50,10 @@ type fsPlan struct {
 	readDeny, readAllow   []entry
 	writeRoots, writeDeny []entry
 	allowGitConfig        bool
-	allowPty              bool
+	// allowProtected are protected names the user lets be written
+	// (policy's allowProtected): their rules are left out.
+	allowProtected []string
+	allowPty       bool
 }
 
 // files writes the filesystem rules. Every allow comes before every deny
@@ -144,13 +150,13 @@ func (w *writer) writeDenies(p fsPlan, readDeny []string) {
 	for _, e := range p.writeDeny {
 		deny = append(deny, w.filter(e))
 	}
-	for _, n := range protectedFiles {
+	for _, n := range p.protected(protectedFiles) {
 		deny = append(deny, w.regex(anyDepth(n)))
 	}
-	for _, n := range protectedDirs {
+	for _, n := range p.protected(protectedDirs) {
 		deny = append(deny, w.regex(anyDepth(n)))
 	}
-	if !p.allowGitConfig {
+	if !p.allowGitConfig && !slices.Contains(p.allowProtected, gitConfig) {
 		deny = append(deny, w.regex(anyDepth(gitConfig)))
 	}
 	w.rule("deny", "file-write*", deny)
@@ -169,7 +175,7 @@ func (w *writer) writeDenies(p fsPlan, readDeny []string) {
 	w.section(".git, .claude and the directories above each denyWrite path: never a file or symlink",
 		"(a .git file, or a symlink in their place, points what lies below them elsewhere)")
 	var notDir []string
-	for _, n := range protectedParents {
+	for _, n := range p.protected(protectedParents) {
 		notDir = append(notDir, notDirectory(w.regex(namedAnyDepth(n))))
 	}
 	for _, d := range parents {
@@ -180,7 +186,7 @@ func (w *writer) writeDenies(p fsPlan, readDeny []string) {
 	w.section("The same directories, every read-denied path, and the writable directories above one:",
 		"no rename or removal (rename checks file-write-unlink on its source)")
 	var unlink []string
-	for _, n := range protectedParents {
+	for _, n := range p.protected(protectedParents) {
 		unlink = append(unlink, w.regex(namedAnyDepth(n)))
 	}
 	for _, d := range parents {
@@ -227,4 +233,15 @@ func containsEntry(list []entry, e entry) bool {
 		}
 	}
 	return false
+}
+
+// protected is names without the ones the user allowed.
+func (p fsPlan) protected(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(p.allowProtected, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

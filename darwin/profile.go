@@ -14,7 +14,8 @@ type Input struct {
 	AllowRead, DenyRead, AllowWrite, DenyWrite []string // absolute paths or globs, already ~-expanded
 	TempDirs                                   []string // always-writable (e.g. $TMPDIR, /private/tmp)
 	AllowGitConfig                             bool
-	ProxyPorts                                 []int // loopback ports the command may connect to
+	AllowProtected                             []string // protected names (as policy spells them) left writable
+	ProxyPorts                                 []int    // loopback ports the command may connect to
 	AllowLocalBinding                          bool
 	AllowUnixSockets                           []string
 	AllowAllUnixSockets                        bool
@@ -94,6 +95,7 @@ func plan(in Input) (planned, error) {
 	slices.SortFunc(p.fs.writeRoots, compareEntries)
 	p.fs.writeRoots = slices.Compact(p.fs.writeRoots)
 	p.fs.allowGitConfig = in.AllowGitConfig
+	p.fs.allowProtected = in.AllowProtected
 	p.fs.allowPty = in.AllowPty
 
 	for _, port := range in.ProxyPorts {

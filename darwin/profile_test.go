@@ -33,6 +33,7 @@ var goldens = []struct {
 	}},
 	{"protected", Input{TempDirs: temps, AllowWrite: []string{"/Users/u"}}},
 	{"protected_gitconfig", Input{TempDirs: temps, AllowWrite: []string{"/Users/u/proj"}, AllowGitConfig: true}},
+	{"protected_allowed", Input{TempDirs: temps, AllowWrite: []string{"/Users/u/proj"}, AllowProtected: []string{".vscode", ".npmrc", ".git/config", ".claude"}}},
 	{"network_proxy", Input{
 		TempDirs:               temps,
 		ProxyPorts:             []int{3128, 1080, 3128},

@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/sbx-sh/sbx/policy"
 )
@@ -23,7 +25,9 @@ import (
 // The value is read where the host's git reads it: the system file
 // (/etc/gitconfig), the user's ($GIT_CONFIG_GLOBAL, or
 // $XDG_CONFIG_HOME/git/config — ~/.config/git/config — and ~/.gitconfig),
-// and each repository's .git/config, following include.path and every
+// and each repository's .git/config (or, for a .git file, the config of
+// the git directory its gitdir: names and of that one's commondir, as a
+// worktree or submodule has), following include.path and every
 // includeIf.*.path (their conditions are not evaluated: every value any of
 // them could set is protected, a superset of the one git uses). A relative
 // value is taken, as git takes it, from the root of each repository's
@@ -155,11 +159,31 @@ func globalHooksPaths(home string) []string {
 
 // hooksPathOps protects the hooks directories that core.hooksPath names
 // for the repositories the protected-name search found (repos: working
-// tree roots whose .git is a directory), where they lie in a place that
-// takes writes. readOnly are the paths bound read-only already.
-func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) ([]Op, error) {
+// tree roots holding a .git directory or a .git file), where they lie in
+// a place that takes writes. readOnly are the paths bound read-only
+// already.
+//
+// A .git file (a worktree's, a submodule's, `git init
+// --separate-git-dir`) sends git to the git directory its gitdir: line
+// names, and from there to the commondir that directory names: their
+// config files are read as .git/config is, and where either directory
+// lies in a place that takes writes, its hooks and config are protected
+// as .git/hooks and .git/config are (stubbed when missing: a dangling
+// gitdir the command could create is pinned). One that cannot be read
+// (not ENOENT) fails closed.
+func hooksPathOps(repos []string, home string, takesWrites, readOnly []string, names []policy.Protected) ([]Op, error) {
 	global := globalHooksPaths(home)
-	var targets []string
+	// A git directory's pieces follow the switches of .git's own: what
+	// the user allows in .git (allowGitConfig, allowProtected) is
+	// allowed there too.
+	protects := func(name string) bool {
+		return slices.ContainsFunc(names, func(pn policy.Protected) bool { return pn.Name == name })
+	}
+	type target struct {
+		path, why string
+		dir       bool
+	}
+	var targets []target
 	add := func(base, v string) {
 		if v == "" {
 			return
@@ -170,7 +194,7 @@ func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) (
 			}
 			v = filepath.Join(base, v)
 		}
-		targets = append(targets, filepath.Clean(v))
+		targets = append(targets, target{filepath.Clean(v), "core.hooksPath " + filepath.Clean(v), true})
 	}
 	for _, v := range global {
 		add("", v)
@@ -179,14 +203,31 @@ func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) (
 		for _, v := range global {
 			add(r, v)
 		}
-		for _, v := range hooksPathValues(filepath.Join(r, ".git", "config"), home, 0) {
-			add(r, v)
+		gd, err := gitDirsOf(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range gd.configs {
+			for _, v := range hooksPathValues(c, home, 0) {
+				add(r, v)
+			}
+		}
+		for _, d := range gd.dirs {
+			why := "git directory " + d + " (of " + r + ")"
+			if protects(".git/hooks") {
+				targets = append(targets, target{filepath.Join(d, "hooks"), "hooks of the " + why, true})
+			}
+			if protects(".git/config") {
+				targets = append(targets, target{filepath.Join(d, "config"), "config of the " + why, false},
+					target{filepath.Join(d, "config.worktree"), "config.worktree of the " + why, false})
+			}
 		}
 	}
 	var ops []Op
 	seen := map[string]bool{}
 	ro := policy.NewPathSet(readOnly)
-	for _, t := range targets {
+	for _, tg := range targets {
+		t, why := tg.path, tg.why
 		if seen[t] {
 			continue
 		}
@@ -195,13 +236,12 @@ func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) (
 		if root == "" || insideOther(t, root, ro) {
 			continue
 		}
-		why := "core.hooksPath " + t
 		if root == t {
 			// A whole writable root as the hooks directory: nothing in it
 			// could be kept from the command.
-			return nil, fmt.Errorf("core.hooksPath %s is a writable place: git would run what the command writes there; do not make it writable, or unset core.hooksPath", t)
+			return nil, fmt.Errorf("%s is a writable place: git would run what the command writes there; do not make it writable, or unset core.hooksPath", why)
 		}
-		at, dir, isDir, err := firstMissingNoLink(root, t)
+		at, dir, isDir, err := firstMissingNoLink(root, t, why)
 		switch {
 		case err != nil:
 			return nil, err
@@ -215,7 +255,7 @@ func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) (
 				why += " (missing from here)"
 			} else {
 				why += " (missing)"
-				dir = true
+				dir = tg.dir
 			}
 			ops = append(ops, Op{Kind: OpStub, Path: at, Dir: dir, Why: "protected " + why, Protected: true})
 		}
@@ -226,11 +266,111 @@ func hooksPathOps(repos []string, home string, takesWrites, readOnly []string) (
 	return ops, nil
 }
 
+// gitDirs are where git looks for a working tree's configuration: the
+// config files to read, and the git directories other than r/.git
+// (a .git file's gitdir, and its commondir).
+type gitDirs struct {
+	configs, dirs []string
+}
+
+// gitFileMax bounds what is read of a .git file or a commondir file.
+const gitFileMax = 4096
+
+// gitDirsOf reads where the working tree r keeps its repository: r/.git
+// itself when it is a directory, or the gitdir: a .git file names
+// (relative to r) and the commondir that directory names (relative to
+// it). A .git file that is not one git accepts contributes nothing: git
+// refuses the repository too. One that cannot be read, or a git
+// directory or config that is neither missing nor readable as a regular
+// file, is an error: what git would run from it cannot be known.
+func gitDirsOf(r string) (gitDirs, error) {
+	var g gitDirs
+	dotGit := filepath.Join(r, ".git")
+	st, err := os.Lstat(dotGit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return g, nil
+	case err != nil:
+		return g, fmt.Errorf("%s: %w; make it readable or do not make %s writable", dotGit, err, r)
+	case st.IsDir():
+		g.configs = []string{filepath.Join(dotGit, "config")}
+		return g, nil
+	}
+	line, err := readSmall(dotGit)
+	if err != nil {
+		return g, fmt.Errorf("%s (a .git file): %w; make it a readable regular file or remove it", dotGit, err)
+	}
+	gd, ok := strings.CutPrefix(line, "gitdir:")
+	gd = strings.TrimSpace(gd)
+	if !ok || gd == "" {
+		return g, nil
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(r, gd)
+	}
+	gd = filepath.Clean(gd)
+	dirs := []string{gd}
+	if c, err := readSmall(filepath.Join(gd, "commondir")); err == nil && c != "" {
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gd, c)
+		}
+		dirs = append(dirs, filepath.Clean(c))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return g, fmt.Errorf("%s/commondir (the git directory of %s): %w; make it readable or remove %s", gd, r, err, dotGit)
+	}
+	for _, d := range dirs {
+		for _, name := range []string{"config", "config.worktree"} {
+			c := filepath.Join(d, name)
+			st, err := os.Stat(c)
+			switch {
+			case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+				continue
+			case err == nil && !st.Mode().IsRegular():
+				return g, fmt.Errorf("%s (the git directory of %s) is not a regular file; git would block or fail on it: remove it or %s", c, r, dotGit)
+			case err != nil:
+				return g, fmt.Errorf("%s (the git directory of %s): %w; make it readable or remove %s", c, r, err, dotGit)
+			}
+			f, err := os.Open(c)
+			if err != nil {
+				return g, fmt.Errorf("%s (the git directory of %s): %w; make it readable or remove %s", c, r, err, dotGit)
+			}
+			f.Close()
+			g.configs = append(g.configs, c)
+		}
+	}
+	g.dirs = dirs
+	return g, nil
+}
+
+// readSmall is the first line of a small regular file, opened without
+// following a final symbolic link and without blocking.
+func readSmall(path string) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	b := make([]byte, gitFileMax)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b[:n]), "\n")
+	return strings.TrimSpace(line), nil
+}
+
 // firstMissingNoLink is firstMissing that refuses a symbolic link on the
 // way from root to p: inside a writable place the command could point it
 // anywhere. When p exists, isDir says whether it is a directory; when a
 // component on the way is not a directory, at is "" and isDir nil.
-func firstMissingNoLink(root, p string) (at string, dir bool, isDir *bool, err error) {
+func firstMissingNoLink(root, p, why string) (at string, dir bool, isDir *bool, err error) {
 	rest := strings.TrimPrefix(p, root+"/")
 	if root == "/" {
 		rest = strings.TrimPrefix(p, "/")
@@ -245,9 +385,9 @@ func firstMissingNoLink(root, p string) (at string, dir bool, isDir *bool, err e
 		case errors.Is(lerr, fs.ErrNotExist):
 			return cur, !last, nil, nil
 		case lerr != nil:
-			return "", false, nil, fmt.Errorf("core.hooksPath %s: %w; make it readable or do not make %s writable", p, lerr, root)
+			return "", false, nil, fmt.Errorf("%s: %w; make it readable or do not make %s writable", why, lerr, root)
 		case st.Mode()&os.ModeSymlink != 0:
-			return "", false, nil, fmt.Errorf("core.hooksPath %s: %s is a symlink inside a writable place; remove it or do not make %s writable", p, cur, root)
+			return "", false, nil, fmt.Errorf("%s: %s is a symlink inside a writable place; remove it or do not make %s writable", why, cur, root)
 		case last:
 			d := st.IsDir()
 			return "", false, &d, nil

@@ -120,7 +120,7 @@ func PlanMounts(p *policy.Policy, writable []string) (MountPlan, error) {
 	}
 	writableSet := policy.NewPathSet(writable)
 	inWritable := func(path string) bool { return writableSet.Deepest(path, true) != "" }
-	names := policy.ProtectedNames(fs.AllowGitConfig)
+	names := fs.Protected()
 	for _, d := range fs.DenyRead {
 		if d == "/" {
 			plan.EmptyRoot = true
@@ -266,7 +266,7 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 			readOnly = append(readOnly, o.Path)
 		}
 	}
-	hooks, err := hooksPathOps(prot.repos, p.Process.Home, takesWrites, readOnly)
+	hooks, err := hooksPathOps(prot.repos, p.Process.Home, takesWrites, readOnly, names)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func protectionOps(p *policy.Policy, writable, takesWrites []string, names []pol
 
 type protResult struct {
 	ops []Op
-	// repos are the working-tree roots found (a .git directory in them):
+	// repos are the working-tree roots found (a .git directory or file in them):
 	// their core.hooksPath is protected too (hooksPathOps).
 	repos []string
 	err   error
@@ -404,7 +404,8 @@ func protectedOps(writable []string, cwd, home string, homeOnly bool, depth int,
 		} else {
 			dir = string(path)
 		}
-		if d.have[".git"] == typeDir {
+		if t, ok := d.have[".git"]; ok && t != typeSymlink {
+			// A .git directory, or a .git file naming one elsewhere.
 			r.repos = append(r.repos, filepath.Clean(string(path)))
 		}
 		// Where a missing name is pinned: only where it acts.

@@ -401,6 +401,7 @@ func TestRepositoryWritesStayInTheTree(t *testing.T) {
 		{`{"permissions": {"allow": ["Edit(~/.local/bin/**)"]}}`, "allowWrite"},
 		{`{"permissions": {"additionalDirectories": ["~/.local/bin"]}}`, "allowWrite"},
 		{`{"sandbox": {"filesystem": {"allowGitConfig": true}}}`, "allowGitConfig"},
+		{`{"sandbox": {"filesystem": {"allowProtected": [".vscode"]}}}`, "allowProtected"},
 		{`{"sandbox": {"mandatoryDenySearchDepth": 1}}`, "mandatoryDenySearchDepth"},
 	} {
 		mustWrite(t, proj, c.body)

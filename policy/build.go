@@ -55,6 +55,13 @@ type Input struct {
 	UndeclaredWrites                       string
 	SaveChanges                            string // --save-changes DIR
 	AllowGitConfig, AllowPty, WeakerNested bool
+	// Tty is --tty: the command gets a pseudo-terminal of its own, which
+	// sbx relays to the caller's terminal (it implies AllowPty). Terminal
+	// says the caller's standard input and output are terminals: with
+	// allowPty (flag or settings) that asks for the same on Linux.
+	Tty, Terminal bool
+	// AllowProtected is --allow-protected: protected names let be written.
+	AllowProtected []string
 
 	AllowDomains, DenyDomains, AllowUnixSockets []string
 	AllowAllUnixSockets, AllowLocalBinding      bool
@@ -284,7 +291,8 @@ func (b *builder) grants() error {
 	if p.Filesystem.AllowRead, err = m.resolve(b.r, "allowRead", b.allowRead, false); err != nil {
 		return err
 	}
-	b.r.protected = ProtectedNames(p.Filesystem.AllowGitConfig)
+	p.Filesystem.AllowProtected = dedupe(p.Filesystem.AllowProtected)
+	b.r.protected = p.Filesystem.Protected()
 	if p.Filesystem.AllowWrite, err = m.resolve(b.r, "allowWrite", b.allowWrite, true); err != nil {
 		return err
 	}
@@ -519,6 +527,11 @@ func (b *builder) network() error {
 			return errors.New("--tls-terminate has no effect with --net none; drop one of them")
 		}
 	}
+	if p.Network.Mode == "host" {
+		if err := hostNetBypass(p, m); err != nil {
+			return err
+		}
+	}
 	if in.AskFD > 0 {
 		switch {
 		case p.Network.Mode != "filtered":
@@ -588,6 +601,28 @@ func (b *builder) network() error {
 		return err
 	}
 	p.Network.AllowUnixSockets = socks
+	// An empty root (--reads declared, denyRead "/") shows only what is
+	// declared: an allowed socket is declared by its allowance, so it is
+	// there to connect to, unless another deny hides it.
+	if slices.Contains(p.Filesystem.DenyRead, "/") && !p.Network.AllowAllUnixSockets {
+		var denied []string
+		for _, d := range p.Filesystem.DenyRead {
+			if d != "/" {
+				denied = append(denied, d)
+			}
+		}
+		for _, s := range socks {
+			if WithinAny(s, p.Filesystem.AllowRead) || WithinAny(s, p.Filesystem.AllowWrite) || WithinAny(s, denied) {
+				continue
+			}
+			if m.reopens("allowRead", s) { // managed wins
+				p.Notes = append(p.Notes, fmt.Sprintf("allowUnixSockets: %s is not readable under the managed settings; not shown in the empty root", s))
+				continue
+			}
+			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, s)
+			m.add("allowRead", s, "allowUnixSockets")
+		}
+	}
 	return nil
 }
 
@@ -611,7 +646,14 @@ func (b *builder) process() error {
 		return fmt.Errorf("--observe-files %s needs the full sandbox (its supervisor observes the calls); drop it or --weaker-nested", in.ObserveFiles)
 	}
 	p.ObserveFiles = in.ObserveFiles
+	if in.Tty && p.WeakerNested {
+		return errors.New("--tty needs the full sandbox's private pseudo-terminals, which --weaker-nested does not have; drop one of them")
+	}
+	if in.Tty && !p.AllowPty {
+		return errors.New("--tty needs pseudo-terminals, and the managed settings set allowPty false; drop --tty")
+	}
 	p.Process = Process{
+		Tty:  in.Tty || p.AllowPty && in.Terminal && !p.WeakerNested && runtime.GOOS == "linux",
 		Argv: in.Argv, Dir: in.Cwd, Timeout: in.Timeout, KeepFDs: in.KeepFDs, ControlFD: in.ControlFD,
 		AskFD: in.AskFD, AskTimeout: in.AskTimeout,
 		Home: b.home, UID: in.UID, GID: in.GID, Self: p.Process.Self,
@@ -1453,6 +1495,48 @@ func claudeProjectNote(root string, dirs []string) string {
 		n += " (scopes read from " + strings.Join(dirs, ", ") + "; the root's scalars win, arrays merge)"
 	}
 	return n
+}
+
+// hostNetBypass refuses --net host where a settings file's network rule
+// would silently stop holding: the host's network is unfiltered, so a
+// deny (deniedDomains, deniedResolvedAddresses) or any rule of the
+// managed settings would do nothing. Managed rules are the
+// administrator's and a flag may not step around them; a user's deny is
+// a rule the caller wrote and would lose without a word. An allow list
+// alone only narrows what --net host widens on purpose: it is a note.
+func hostNetBypass(p *Policy, m *merged) error {
+	from := func(list, entry string) string {
+		if f := m.src[list][entry]; len(f) > 0 {
+			return f[0]
+		}
+		return "a settings file"
+	}
+	if mn := p.Network.Managed; mn != nil {
+		rule := ""
+		switch {
+		case mn.DomainsOnly:
+			rule = "allowManagedDomainsOnly"
+		case len(mn.DeniedDomains) > 0:
+			rule = "deniedDomains " + mn.DeniedDomains[0]
+		case len(mn.AllowedDomains) > 0:
+			rule = "allowedDomains " + mn.AllowedDomains[0]
+		case len(mn.DeniedResolvedAddresses) > 0:
+			rule = "deniedResolvedAddresses " + mn.DeniedResolvedAddresses[0]
+		}
+		if rule != "" {
+			return fmt.Errorf("--net host would bypass the managed settings' network rule (%s); the managed settings decide the network: drop --net host", rule)
+		}
+	}
+	if d := p.Network.DeniedDomains; len(d) > 0 {
+		return fmt.Errorf("--net host would ignore deniedDomains %s of %s (the host's network is unfiltered); drop --net host or the deny", d[0], from("deniedDomains", d[0]))
+	}
+	if d := p.Network.DeniedResolvedAddresses; len(d) > 0 {
+		return fmt.Errorf("--net host would ignore deniedResolvedAddresses %s of %s (the host's network is unfiltered); drop --net host or the deny", d[0], from("deniedResolvedAddresses", d[0]))
+	}
+	if a := p.Network.AllowedDomains; len(a) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("--net host: allowedDomains of %s do nothing, the host's network is unfiltered", from("allowedDomains", a[0])))
+	}
+	return nil
 }
 
 // ProtectedRoot names the protected name (ProtectedNames) that making w

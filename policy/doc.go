@@ -70,6 +70,7 @@
 //   - Writes are denied except under AllowWrite and the sandbox's private
 //     /tmp; DenyWrite beats AllowWrite.
 //   - Inside writable places the ProtectedNames stay read-only (see
-//     ProtectedNames for the list and the search depth).
+//     ProtectedNames for the list and the search depth), except the
+//     ones the user allows on purpose (Filesystem.Protected).
 //   - The environment passes through except DefaultDeniedEnv.
 package policy

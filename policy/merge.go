@@ -28,7 +28,7 @@ var flagNames = map[string]string{
 	"allowRead": "--allow-read", "denyRead": "--deny-read", "allowWrite": "--allow-write",
 	"denyWrite": "--deny-write", "discardWrites": "--discard-writes",
 	"allowedDomains": "--allow-domain", "deniedDomains": "--deny-domain",
-	"allowUnixSockets": "--allow-unix-socket", "allowGitConfig": "--allow-git-config",
+	"allowUnixSockets": "--allow-unix-socket", "allowGitConfig": "--allow-git-config", "allowProtected": "--allow-protected",
 	"allowPty": "--allow-pty", "enableWeakerNestedSandbox": "--weaker-nested",
 	"allowAllUnixSockets": "--allow-all-unix-sockets", "allowLocalBinding": "--allow-local-binding",
 	"capture": "--capture",
@@ -48,7 +48,7 @@ func (l *layer) source(list string) string {
 	switch list {
 	case "allowedDomains", "deniedDomains", "deniedResolvedAddresses", "allowUnixSockets", "allowAllUnixSockets", "allowLocalBinding", "strictAllowlist", "capture":
 		list = "network." + list
-	case "allowRead", "denyRead", "allowWrite", "denyWrite", "discardWrites", "allowGitConfig", "disabled":
+	case "allowRead", "denyRead", "allowWrite", "denyWrite", "discardWrites", "allowGitConfig", "allowProtected", "disabled":
 		list = "filesystem." + list
 	}
 	return l.file + " " + list
@@ -174,6 +174,7 @@ func flagLayer(in Input) (*layer, error) {
 		{"--deny-write", in.DenyWrite}, {"--discard-writes", in.DiscardWrites},
 		{"--allow-domain", in.AllowDomains}, {"--deny-domain", in.DenyDomains},
 		{"--allow-unix-socket", in.AllowUnixSockets}, {"--preset", in.Presets},
+		{"--allow-protected", in.AllowProtected},
 	} {
 		for _, v := range f.vals {
 			if strings.TrimSpace(v) == "" || strings.ContainsRune(v, 0) {
@@ -197,7 +198,13 @@ func flagLayer(in Input) (*layer, error) {
 		return nil
 	}
 	l.allowGitConfig = setTrue(in.AllowGitConfig)
-	l.allowPty = setTrue(in.AllowPty)
+	for _, name := range in.AllowProtected {
+		if err := CheckProtectedName(name); err != nil {
+			return nil, fmt.Errorf("--allow-protected: %w", err)
+		}
+	}
+	l.allowProtected = in.AllowProtected
+	l.allowPty = setTrue(in.AllowPty || in.Tty) // --tty's pty lives in the private devpts
 	l.weakerNested = setTrue(in.WeakerNested)
 	l.allowAllUnixSockets = setTrue(in.AllowAllUnixSockets)
 	l.allowLocalBinding = setTrue(in.AllowLocalBinding)
@@ -366,6 +373,7 @@ func mergeLayers(layers []*layer, p *Policy, r resolver) (*merged, error) {
 			}
 		}
 		m.presets = append(m.presets, l.presets...)
+		strs("allowProtected", &p.Filesystem.AllowProtected, l, l.allowProtected)
 		if l.mitmProxy != nil {
 			mp := *l.mitmProxy
 			var err error

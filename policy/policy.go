@@ -2,7 +2,10 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -117,6 +120,10 @@ type Filesystem struct {
 	SaveChanges string `json:"saveChanges,omitempty"`
 
 	AllowGitConfig bool `json:"allowGitConfig"`
+	// AllowProtected are entries of ProtectedNames the user lets be
+	// written on purpose (filesystem.allowProtected, --allow-protected),
+	// each exactly as the list spells it.
+	AllowProtected []string `json:"allowProtected,omitempty"`
 	// SearchDepth is how deep below each writable root existing protected
 	// names are searched (mandatoryDenySearchDepth), as srt's ripgrep
 	// --max-depth counts: 1 is the root's own entries, 3 finds a/b/.bashrc
@@ -219,6 +226,12 @@ type Process struct {
 	KeepFDs []int         `json:"keepFds,omitempty"`
 	// ControlFD is --control-fd (0: none).
 	ControlFD int `json:"controlFd,omitempty"`
+	// Tty: the command gets a pseudo-terminal of its own in the
+	// sandbox's private devpts, as its controlling terminal and session
+	// leader, relayed by sbx to the caller's terminal (--tty; or
+	// allowPty with a terminal on standard input and output, on Linux
+	// outside the weaker mode).
+	Tty bool `json:"tty,omitempty"`
 	// AskFD is --ask-fd (0: none); AskTimeout how long an answer may take.
 	AskFD      int           `json:"askFd,omitempty"`
 	AskTimeout time.Duration `json:"askTimeout,omitempty"`
@@ -344,6 +357,67 @@ func ProtectedNames(allowGitConfig bool) []Protected {
 		out = append(out, Protected{Name: ".git/config", Stub: StubProject | StubHome, Why: git})
 	}
 	return out
+}
+
+// Protected is the list of protected names this filesystem policy
+// enforces: ProtectedNames without .git/config under allowGitConfig and
+// without each AllowProtected entry.
+func (f Filesystem) Protected() []Protected {
+	all := ProtectedNames(f.AllowGitConfig)
+	if len(f.AllowProtected) == 0 {
+		return all
+	}
+	out := all[:0:0]
+	for _, pn := range all {
+		if !slices.Contains(f.AllowProtected, pn.Name) {
+			out = append(out, pn)
+		}
+	}
+	return out
+}
+
+// CheckProtectedName refuses a name that is not an entry of the list of
+// protected names, with the nearest entry when one is close.
+func CheckProtectedName(name string) error {
+	best, bestD := "", 3
+	for _, pn := range ProtectedNames(false) {
+		if pn.Name == name {
+			return nil
+		}
+		if d := editDistance(strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(name, "./"), "/"), "~/"), pn.Name); d < bestD {
+			best, bestD = pn.Name, d
+		}
+	}
+	hint := ""
+	if best != "" {
+		hint = fmt.Sprintf("did you mean %s? ", best)
+	}
+	return fmt.Errorf("%q is not a protected name; %sgive a name exactly as the list of protected names spells it (docs/settings.md)", name, hint)
+}
+
+// editDistance is the optimal string alignment distance of a and b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range b {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 const (

@@ -52,6 +52,7 @@ type layer struct {
 	allowRead, denyRead, allowWrite, denyWrite []pathEntry
 	discardWrites                              []pathEntry
 	allowGitConfig, fsDisabled                 *bool
+	allowProtected                             []string
 	searchDepth                                *int
 
 	allowedDomains, deniedDomains, deniedResolved []string
@@ -157,6 +158,7 @@ var Keys = map[string]string{
 	"filesystem.allowWrite":                "honoured",
 	"filesystem.denyWrite":                 "honoured",
 	"filesystem.allowGitConfig":            "honoured",
+	"filesystem.allowProtected":            "honoured: sbx's own: protected names (as the list spells them) that may be written",
 	"filesystem.discardWrites":             "honoured: sbx's own: writable through a throwaway overlay, every change reported (--discard-writes)",
 	"filesystem.disabled":                  "honoured: drops every filesystem rule (loudly)",
 	"filesystem.allowManagedReadPathsOnly": "honoured from --managed-settings only",
@@ -524,6 +526,14 @@ func (l *layer) leaf(key, shown string, raw json.RawMessage) error {
 		err = l.addPaths(&l.denyWrite, shown, raw)
 	case "filesystem.allowGitConfig":
 		l.allowGitConfig, err = l.boolean(shown, raw)
+	case "filesystem.allowProtected":
+		if l.allowProtected, err = l.strings(shown, raw); err == nil {
+			for _, name := range l.allowProtected {
+				if perr := CheckProtectedName(name); perr != nil {
+					return &SettingsError{File: l.file, Key: shown, Problem: perr.Error()}
+				}
+			}
+		}
 	case "filesystem.disabled":
 		l.fsDisabled, err = l.boolean(shown, raw)
 	case "mandatoryDenySearchDepth":

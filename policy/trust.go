@@ -38,7 +38,8 @@ import (
 // that move secrets or open a way out, not a list of past cases: writes
 // outside the working tree (allowWrite, Edit() and additionalDirectories
 // there: ~/.local/bin or ~/.config/autostart is code the host runs, see
-// untrustedWrites), .git/config (allowGitConfig) and a shallower search
+// untrustedWrites), .git/config (allowGitConfig) or another protected
+// name (allowProtected) and a shallower search
 // for protected names;
 // credentials; where traffic leaves (parentProxy, mitmProxy) and which
 // certificates vouch for upstream servers (tlsTerminate's CA paths),
@@ -93,6 +94,8 @@ var weakeningKeys = []struct {
 	// .git/config writable: core.fsmonitor, core.hooksPath and aliases
 	// run on the host at the next git command.
 	{"filesystem.allowGitConfig", whyWeaken, func(l *layer) bool { return isTrue(l.allowGitConfig) }},
+	// Any protected name writable: what the host runs from it next.
+	{"filesystem.allowProtected", whyWeaken, func(l *layer) bool { return len(l.allowProtected) > 0 }},
 	{"mandatoryDenySearchDepth", whyWeaken, func(l *layer) bool { return l.searchDepth != nil && *l.searchDepth < DefaultSearchDepth }},
 	{"network.parentProxy", whyRoute, func(l *layer) bool { return l.parentProxy != nil }},
 	{"network.mitmProxy", whyRoute, func(l *layer) bool { return l.mitmProxy != nil }},

@@ -86,6 +86,9 @@ type ctlSide struct {
 	col   *violations.Collector
 	unix  *seccomp.UnixAllow
 	files *fileObserver // --observe-files, or nil
+	// created notes where the command made directory entries, for the
+	// after-run check (nil in the weaker mode: no listener).
+	created *createdNotes
 	// netNone: connects and sends are notified (--net none) and the
 	// ones to unreachable addresses recorded.
 	netNone bool
@@ -116,6 +119,9 @@ type ctlSide struct {
 // reading network-list updates (to stderr go the bad lines).
 func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctlSide, error) {
 	ns := &ctlSide{pl: pl, col: col, wait: map[uint64]chan *os.File{}, conns: map[net.Conn]struct{}{}, netNone: pl.Seccomp.ObserveNet}
+	if pl.Seccomp.Notify {
+		ns.created = newCreatedNotes()
+	}
 	if pl.Seccomp.ObserveWrites || pl.Seccomp.ObserveReads {
 		// Its ops once the plan is complete (start).
 		ns.files = &fileObserver{reads: pl.Seccomp.ObserveReads, writes: pl.Seccomp.ObserveWrites, fi: seccomp.NewFileInspector()}
@@ -135,6 +141,11 @@ func prepareControl(pl *Plan, col *violations.Collector, stderr io.Writer) (*ctl
 		}
 		ua.EmulateNonUnix = true
 		ua.ConnectNonUnix = conn
+		if o := pl.observe; o != nil {
+			ua.Learn = func(resolved string, st *unix.Stat_t) bool {
+				return learnSocket(o.Recorder, pl.Dir, resolved, st)
+			}
+		}
 		ns.unix = ua
 	}
 	for _, pb := range pl.Net.Publish {
@@ -594,6 +605,7 @@ func (ns *ctlSide) doClose() {
 	if ns.files != nil {
 		ns.files.fi.Close()
 	}
+	ns.created.close()
 }
 
 // answer decides one seccomp notification: a connect(2) under the Unix
@@ -627,6 +639,18 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 		return resp
 	}
 	_, setID := seccomp.SetIDMode(r)
+	if ns.created != nil && !setID && createdCalls[r.Syscall] {
+		// A new directory entry: the kernel decides; where it was made
+		// is noted for the after-run check.
+		var fi *seccomp.FileInspector
+		if ns.files != nil {
+			fi = ns.files.fi
+		}
+		ns.created.note(r, fi)
+		if ns.files == nil {
+			return seccomp.Response{Continue: true}
+		}
+	}
 	if ns.files != nil && !setID {
 		// An observed file call: the kernel decides (Continue); the
 		// observer records it when the sandbox refuses it. A set-id
@@ -638,6 +662,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 					ns.col.Add(rec)
 				} else if o := ns.pl.observe; o != nil && r.Valid() {
 					ns.files.note(o.Recorder, fc)
+					ns.files.noteExe(o.Recorder, r.PID)
 				}
 			}
 			return seccomp.Response{Continue: true}
@@ -648,7 +673,7 @@ func (ns *ctlSide) answer(r *seccomp.Request) seccomp.Response {
 	rec := violations.Record{
 		Kind: violations.KindSyscall, Source: violations.SourceSeccomp,
 		PID: r.PID, Syscall: name, Detail: detail,
-		Rule: "seccomp",
+		Rule: "seccomp: " + name,
 	}
 	if pr, ok := seccomp.ProbeFor(r.Syscall); ok {
 		// A runtime's feature probe: refused as ever, marked so that

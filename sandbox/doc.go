@@ -17,7 +17,9 @@
 // which the supervisor reads once the sandbox's processes are gone (the
 // discard records, --save-changes) before it lets PID 1 finish; once the
 // run is over the supervisor runs the after-run check (afterrun_linux.go)
-// over the writable roots, the working directory and HOME; and it
+// over the writable roots, the working directory and HOME, and over the
+// entries the command made below them, which the supervisor noted from
+// the notified calls (created_linux.go); and it
 // connects to published ports inside the sandbox for the supervisor. It
 // is the only start of the full mode, for every plan; it is built for
 // linux/amd64 and linux/arm64, and other Linux CPUs refuse the full mode
@@ -30,6 +32,14 @@
 // joins before it forks, sets the rlimits in the command, records the
 // limits hit at the end, and removes the cgroup.
 //
+// The command's own terminal (tty_linux.go, Plan.Tty: --tty, or allowPty
+// with a terminal): the first process opens a pseudo-terminal in the
+// view's private devpts and hands its multiplexer to the supervisor; the
+// command makes it its controlling terminal and its standard descriptors
+// that were the caller's terminal; the supervisor relays it with the
+// caller's terminal in raw mode, follows SIGWINCH, and restores the
+// caller's modes at the end.
+//
 // Secrets (secrets.go): credentials' mask mode, and the built-in masked
 // copies (Filesystem.MaskedCopies: ~/.npmrc, ~/.pypirc, ~/.yarnrc.yml), whose copies the
 // supervisor makes with credentials.MaskConfig and binds read-only over
@@ -41,6 +51,17 @@
 // Landlock is its only filesystem enforcer and grants a writable root
 // whole, so a plan with a read-denied path inside a writable place is
 // refused there (weakerDenyReads), never run as if the deny held.
+//
+// LaunchObserved is the run of `sbx learn` (package learn owns the
+// policy it writes): cmd/sbx hands it a policy made for observation
+// (every writable place a discard region, every file call observed) and
+// a learn.Recorder. The file observer notes each host path the command
+// opened for reading (observe_linux.go: note), the discard overlays'
+// change lists what it wrote, created and removed (changeAccess), and
+// the proxy, through netproxy.Config.Ask and Asked, lets each unlisted
+// host through and notes it once the address guard has passed it too.
+// No credential is injected in such a run. What the run refused reaches
+// cmd/sbx as records, which it turns into learn.Refusals.
 //
 // What is not here: `sbx doctor`'s probes and diagnosis (package doctor,
 // whose Explain also words this package's message when the user namespace

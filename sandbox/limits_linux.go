@@ -366,9 +366,12 @@ func (cg *cgroupRun) procsFiles() []*os.File {
 func limitRecords(lp *LimitPlan, cg *cgroupRun, ws unix.WaitStatus, exited, ok bool, st *unix.Statfs_t) []violations.Record {
 	var out []violations.Record
 	rec := func(name, source, detail string) {
-		u, _ := lp.uses(name)
+		rule := "limit " + name // the plan names every limit it sets; never an empty rule
+		if u, planned := lp.uses(name); planned {
+			rule = u.Flag + " " + u.Value
+		}
 		out = append(out, violations.Record{Time: time.Now(), Kind: violations.KindLimit, Source: source,
-			Rule: u.Flag + " " + u.Value, Detail: detail})
+			Rule: rule, Detail: detail})
 	}
 	sig := func(s unix.Signal) bool {
 		return exited && (ws.Signaled() && ws.Signal() == s || ws.Exited() && ws.ExitStatus() == 128+int(s))

@@ -284,9 +284,10 @@ func openFlags(f uint64) string {
 // nor a mask or an empty directory of the view — as Read, or List for a directory. Writes are noted from the discard
 // overlays' change lists (changeAccess), and what the view refused
 // reaches the recorder as a refusal through the record (record), so
-// neither is noted here. The stat family, access, readlink and execve
-// are not observed calls (seccomp.Config.ObserveReads): a path only
-// looked up, or only executed, is not noted.
+// neither is noted here. The stat family, access and readlink are not
+// observed calls (seccomp.Config.ObserveReads): a path only looked up is
+// not noted. Nor is execve, but the program a call comes from is
+// (noteExe).
 func (o *fileObserver) note(rec *learn.Recorder, fc *seccomp.FileCall) {
 	for _, n := range fc.Names {
 		if n.Err != nil || n.Missing || n.Effect != seccomp.EffectRead {
@@ -302,6 +303,44 @@ func (o *fileObserver) note(rec *learn.Recorder, fc *seccomp.FileCall) {
 		}
 		rec.Path(p, a)
 	}
+}
+
+// noteExe tells rec the program that pid runs (sbx learn). execve is
+// not an observed call, yet a program makes observed calls as soon as it
+// runs (its loader opens its libraries, it opens its input), and the
+// first of them names its executable as the kernel mapped it: a program
+// outside the declared runtime that a build runs by its path (a
+// toolchain's binary under /opt, a project's own tool) is what a
+// --reads declared replay must be able to execute. A statically linked
+// program that opens nothing is not seen.
+func (o *fileObserver) noteExe(rec *learn.Recorder, pid int) {
+	p := exeOf(pid)
+	if p == "" || p[0] != '/' || strings.HasSuffix(p, " (deleted)") || !o.fromHost(p) {
+		return
+	}
+	rec.Path(p, learn.Exec|learn.Read)
+}
+
+// learnSocket decides a connect of an observed run to a Unix socket the
+// start policy does not allow, at resolved in the command's view. It is
+// let through, and noted (Connect), when the socket lies inside the
+// working directory, the project, and the host has a socket there (so
+// one that a replay's allow-list finds at start; the connect goes to
+// the host's, see seccomp.UnixAllow.Learn). Any other socket — a daemon's under /run, an agent's
+// under HOME, one the command made in a discard region or its own /tmp —
+// stays refused, and the record becomes a refusal with the flag that
+// would grant it: reaching a host daemon is a decision for the caller,
+// not for a learning run.
+func learnSocket(rec *learn.Recorder, cwd, resolved string, _ *unix.Stat_t) bool {
+	if cwd == "" || resolved == "" || !(resolved == cwd || strings.HasPrefix(resolved, strings.TrimSuffix(cwd, "/")+"/")) {
+		return false
+	}
+	var host unix.Stat_t
+	if err := unix.Lstat(resolved, &host); err != nil || host.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return false
+	}
+	rec.Path(resolved, learn.Connect)
+	return true
 }
 
 // fromHost reports whether p, a path in the command's view, is the

@@ -34,7 +34,9 @@ type Plan struct {
 	UID     int             `json:"uid"`
 	GID     int             `json:"gid"`
 	Timeout time.Duration   `json:"timeout,omitempty"`
-	Net     NetPlan         `json:"net"`
+	// Tty: the command gets a pseudo-terminal of its own (tty_linux.go).
+	Tty bool    `json:"tty,omitempty"`
+	Net NetPlan `json:"net"`
 	// ControlFD is --control-fd: the supervisor reads network-list
 	// updates there (never passed to the sandbox).
 	ControlFD int `json:"controlFd,omitempty"`
@@ -105,6 +107,7 @@ func basePlan(p *policy.Policy) (*Plan, error) {
 		UID:         p.Process.UID,
 		GID:         p.Process.GID,
 		Timeout:     p.Process.Timeout,
+		Tty:         p.Process.Tty,
 		ControlFD:   p.Process.ControlFD,
 		SaveChanges: p.Filesystem.SaveChanges,
 		saveWritable: func() string {

@@ -83,6 +83,11 @@ func launchWith(p *policy.Policy, o *Observe, stderr io.Writer, col *violations.
 		return 125, err
 	}
 	pl.observe = o
+	if o != nil && !pl.Seccomp.AllowUnixSockets {
+		// Every connect is decided by the supervisor, which lets the
+		// project's own sockets through (learnSocket).
+		pl.Seccomp.UnixConnect = true
+	}
 	for _, n := range pl.credentialNotes {
 		fmt.Fprintln(stderr, "sbx: "+n)
 	}

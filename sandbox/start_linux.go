@@ -196,6 +196,7 @@ type launch struct {
 	nw                *ctlSide
 	path              string // the command, looked up
 
+	tty                                    *ttyStart // the command's own terminal (Plan.Tty), or nil
 	lifeR, lifeW, statR, statW, ackR, ackW *os.File
 	lim                                    limitsStart // the limits' cgroup and tmpfs report
 	gateR, gateW                           *os.File    // the command waits on gateR for the supervisor's signal handlers
@@ -214,6 +215,10 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	l := &launch{pl: pl, stderr: stderr, col: col, sock: -1, dial: -1, saveFD: -1, capFD: -1}
 	relayAllCPUs.Store(pl.Net.TLS != nil)
 	l.early, l.earlyCap = takeEarlyCapture()
+	if pl.Tty {
+		l.tty = &ttyStart{}
+		l.stderr = crlfWriter{w: stderr, raw: &l.tty.raw}
+	}
 	defer l.cleanup()
 	places := afterRunBefore(pl) // before the view's stubs are made
 	err := l.compile()
@@ -229,7 +234,8 @@ func run(pl *Plan, stderr io.Writer, col *violations.Collector, ready func(*Plan
 	}
 	code := l.startAndSupervise(ready)
 	if l.started {
-		afterRunCheck(places, col, stderr)
+		created, overflow := l.nw.createdList()
+		afterRunCheck(places, created, overflow, col, stderr)
 	}
 	return code, nil
 }
@@ -255,6 +261,7 @@ func (l *launch) cleanup() {
 		unix.Close(l.capFD)
 	}
 	l.nw.close()
+	l.tty.close()
 	l.lle.Close()
 	l.early.Abandon() // a no-op once Start has it
 	l.limitsCleanup()
@@ -322,6 +329,11 @@ func (l *launch) compile() error {
 		prog.CreateFile("writing the TLS trust bundle", t.BundlePath, t.Bundle, 0o444)
 		prog.Syscall("writing the TLS trust bundle", unix.SYS_FCHMODAT, rawexec.Int(unix.AT_FDCWD), rawexec.String(dir), rawexec.Imm(0o555), rawexec.Imm(0))
 	}
+	if l.tty != nil {
+		if err := l.ttyOps(prog); err != nil {
+			return err
+		}
+	}
 	prog.Fork("starting the command")
 	return l.compileCommand()
 }
@@ -377,6 +389,7 @@ func (l *launch) sockets() error {
 func (l *launch) compileCommand() error {
 	pl, prog := l.pl, &l.prog
 	prog.Syscall("setsid", unix.SYS_SETSID)
+	l.ttyCommandOps(prog)
 	l.rlimitOps(prog)
 	prog.Syscall(fmt.Sprintf("working directory %s is not visible in the sandbox; run sbx from a readable directory", pl.Dir),
 		unix.SYS_CHDIR, rawexec.String(pl.Dir))
@@ -618,6 +631,7 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 	// A failure from here on stops the sandbox through the lifeline, so
 	// PID 1 still removes the stubs, and waits for its last record.
 	abort := func(err error) int {
+		l.tty.close()
 		l.lifeW.Close()
 		l.ackW.Close()
 		for {
@@ -652,11 +666,19 @@ func (l *launch) supervise(proc *rawexec.Process, startErr error) int {
 		}
 	}
 	closeMessages(taken) // none without the control side
+	if err := l.tty.started(startErr == nil); err != nil {
+		return abort(err)
+	}
 	rl := startRelay(l.sigc, l.notified, l.pl.Timeout, l.lifeW,
-		func(s os.Signal) { _ = proc.Signal(s.(unix.Signal)) }, func() { _ = proc.Signal(unix.SIGKILL) })
+		func(s os.Signal) {
+			if !l.tty.signal(s) {
+				_ = proc.Signal(s.(unix.Signal))
+			}
+		}, func() { _ = proc.Signal(unix.SIGKILL) })
 	defer rl.end()
 	ws, begun, exited, final := l.records(discards, startErr == nil)
 	rl.end()
+	l.tty.close() // the caller's terminal as it was, before any message
 	if !final {
 		_, _ = proc.Wait()
 	}

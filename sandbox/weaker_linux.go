@@ -62,7 +62,7 @@ func runWeaker(pl *Plan, stderr io.Writer, col *violations.Collector) int {
 		}
 	}
 	killDescendants()
-	afterRunCheck(places, col, stderr)
+	afterRunCheck(places, nil, false, col, stderr)
 	if timedOut {
 		fmt.Fprintf(stderr, "sbx: timed out after %v; the command was killed\n", pl.Timeout)
 		return 124

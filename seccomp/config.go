@@ -15,6 +15,13 @@ type Config struct {
 	// itself. clone3 keeps its plain ENOSYS; the foreign-architecture kill
 	// and the x32 guard are unchanged. Without a listener, or once the
 	// listener is closed, notified calls fail with ENOSYS.
+	//
+	// Notify also notifies, whatever their arguments, the calls other
+	// than an open that put a new entry in a directory: mkdir, mknod,
+	// rename, link and symlink in all their forms. The supervisor answers
+	// Continue (the kernel decides) and notes where the entry was made,
+	// for the after-run check: what the command left deep in a writable
+	// tree is found from these notes, not by walking the tree.
 	Notify bool `json:"notify"`
 	// UnixConnect sends every connect(2) to user notification, so that the
 	// supervisor decides which pathname Unix sockets the command reaches
@@ -48,6 +55,16 @@ type Config struct {
 	// for a network namespace with loopback alone, where every other
 	// destination is unreachable.
 	ObserveNet bool `json:"observeNet"`
+}
+
+// createdEntries are the calls, other than an open, that put a new entry
+// in a directory. With Notify they are notified whatever their
+// arguments (unless ObserveWrites notifies them already), so that the
+// supervisor learns where the command made directories, special files
+// and links, and checks those places after the run (Config.Notify).
+var createdEntries = []string{
+	"mkdir", "mkdirat", "mknod", "mknodat", "rename", "renameat", "renameat2",
+	"link", "linkat", "symlink", "symlinkat",
 }
 
 // Program is a compiled classic-BPF filter, as the kernel reads it

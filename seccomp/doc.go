@@ -59,9 +59,12 @@
 //
 // # Notify: denials reported to the supervisor
 //
-// With Config.Notify every EPERM rule becomes SECCOMP_RET_USER_NOTIF (the
-// program is otherwise identical; with Notify off it is byte-for-byte the
-// program of old). The exec stage loads it with LoadThreadListener and
+// With Config.Notify every EPERM rule becomes SECCOMP_RET_USER_NOTIF, and
+// the calls that put a new entry in a directory other than an open
+// (mkdir, mknod, rename, link, symlink, in all their forms) are notified
+// too, for the supervisor to note where the command made them (the
+// after-run check) and answer Continue; the program is otherwise
+// identical. The exec stage loads it with LoadThreadListener and
 // hands the notification descriptor to the supervisor (SCM_RIGHTS), which
 // wraps it in a Listener and runs Serve: each refused call arrives as a
 // Request, Describe decodes it for the violation record (socket family

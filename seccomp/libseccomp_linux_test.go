@@ -279,6 +279,13 @@ var writeIntent = []uint64{unix.O_WRONLY, unix.O_RDWR, unix.O_CREAT, unix.O_TRUN
 func observeRules(c Config, rule func(string, libseccomp.ScmpAction, ...libseccomp.ScmpCondition) error,
 	cond func(uint, libseccomp.ScmpCompareOp, ...uint64) libseccomp.ScmpCondition) error {
 	notify := libseccomp.ActNotify
+	if c.Notify && !c.ObserveWrites {
+		for _, name := range createdEntries {
+			if err := rule(name, notify); err != nil {
+				return err
+			}
+		}
+	}
 	if c.ObserveReads {
 		for _, name := range []string{"open", "openat", "openat2", "creat"} {
 			if err := rule(name, notify); err != nil {

@@ -43,6 +43,13 @@ type UnixAllow struct {
 	// thread restricted by the same Landlock ruleset as the command, so
 	// that its TCP rules still decide. Nil: connect(2) here.
 	ConnectNonUnix func(sock int, sockaddr []byte) unix.Errno
+	// Learn, when set, is asked about a pathname socket that is not in
+	// the allow-list (an observed run of sbx learn): resolved is its path
+	// in the command's view, st the socket's. True connects the command
+	// to the host's socket at resolved (opened without following a
+	// final link, and checked to be a socket): the view may show it
+	// through a discard overlay, whose inode no connect reaches.
+	Learn func(resolved string, st *unix.Stat_t) bool
 }
 
 // NewUnixAllow records the device and inode of each allowed socket path,
@@ -206,10 +213,25 @@ func (a *UnixAllow) Connect(r *Request) (Response, *UnixDenial) {
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return Response{Errno: unix.ECONNREFUSED}, nil
 	}
+	target := fd
 	if _, ok := a.allowed[devIno{uint64(st.Dev), st.Ino}]; !ok {
-		return deny(DeniedErrno, resolved, "Unix socket not in the allow-list")
+		if a.Learn == nil || !a.Learn(resolved, &st) {
+			return deny(DeniedErrno, resolved, "Unix socket not in the allow-list")
+		}
+		// The host's socket at that path: the view may show it through
+		// a discard overlay, whose inode no connect reaches.
+		hfd, err := unix.Open(resolved, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return deny(DeniedErrno, resolved, "the host's socket: "+err.Error())
+		}
+		defer unix.Close(hfd)
+		var hst unix.Stat_t
+		if err := unix.Fstat(hfd, &hst); err != nil || hst.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return deny(DeniedErrno, resolved, "the host's path is not a socket")
+		}
+		target = hfd
 	}
-	err = unix.Connect(sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(fd)})
+	err = unix.Connect(sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(target)})
 	if err != nil {
 		var e unix.Errno
 		if !errors.As(err, &e) {

@@ -26,12 +26,14 @@
 //	field     type    meaning
 //	time      string  when the denial was seen: RFC 3339, UTC, nine fractional
 //	                  digits ("2025-03-01T12:00:00.123456789Z"; TimeFormat)
+//	schema    number  the version of this format: 1 (SchemaVersion)
 //	kind      string  file-read, file-write, network, unix-socket, syscall,
-//	                  signal, limit (a limit the run hit), … ("unknown" if a
-//	                  source gave none)
-//	action    string  "deny"
-//	source    string  proxy, seccomp, landlock, observer, cgroup, rlimit,
-//	                  tmpfs, supervisor, … — what saw it
+//	                  signal, limit (a limit the run hit), credential (a
+//	                  masked secret not substituted) ("unknown" if a source
+//	                  gave none)
+//	action    string  "deny"; "discard" for a write a discard overlay took
+//	source    string  proxy, seccomp, landlock, observer, overlay, after-run,
+//	                  cgroup, rlimit, tmpfs, supervisor, seatbelt — what saw it
 //	pid       number  the process refused (in the pid namespace of the source)
 //	exe       string  its executable
 //	command   string  the sbx command line, at most 256 bytes (MaxCommand),
@@ -43,17 +45,30 @@
 //	syscall   string  the system call refused, e.g. "ptrace"
 //	detail    string  what else decides the meaning: socket family, ioctl
 //	                  name, proxy protocol (HTTP, CONNECT, SOCKS5), …
-//	rule      string  the policy entry or default that decided
+//	rule      string  the policy entry or default that decided; every
+//	                  denial has one ("default-deny", "net-none",
+//	                  "denyRead: /home/u/.ssh", "seccomp: ptrace",
+//	                  "--memory 96M")
 //	probe     bool    true for a runtime's refused feature probe (only with
 //	                  Options.Probes; see below)
 //
 // For example:
 //
-//	{"time":"2025-03-01T12:00:00.123456789Z","kind":"file-write","action":"deny","source":"landlock","pid":12,"exe":"/usr/bin/touch","command":"make install","path":"/usr/local/bin/x","rule":"default"}
-//	{"time":"2025-03-01T12:00:01.000000000Z","kind":"network","action":"deny","source":"proxy","command":"make install","host":"evil.example","port":443,"detail":"CONNECT","rule":"deniedDomains: evil.example"}
+//	{"time":"2025-03-01T12:00:00.123456789Z","schema":1,"kind":"file-write","action":"deny","source":"observer","pid":12,"exe":"/usr/bin/touch","command":"make install","path":"/usr/local/bin/x","rule":"filesystem: writes only under allowWrite and /tmp"}
+//	{"time":"2025-03-01T12:00:01.000000000Z","schema":1,"kind":"network","action":"deny","source":"proxy","command":"make install","host":"evil.example","port":443,"detail":"CONNECT","rule":"deniedDomains: evil.example"}
 //
-// New fields may be added; existing ones keep their name, type and
-// meaning.
+// The schema is also a file, violations/schema/record-v1.json (JSON
+// Schema draft 2020-12), which the tests hold every record this package
+// and the sbx binary write to. Within one schema number fields, kinds,
+// sources and actions may be added; existing fields keep their name,
+// type and meaning. A reader ignores fields it does not know and takes a
+// kind, source or action it does not know as unknown to it (an action
+// other than "deny" is never a denial). A change that would break a
+// reader of schema 1 writes "schema":2 (and a record-v2.json). Time stays
+// the first field, so that lines sort by it as text.
+//
+// The text and github formats (below) render the same record for people;
+// they carry no version, and a program reads the JSON.
 //
 // # Sanitising
 //

@@ -7,7 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// Kinds of denial. Sources may use others; these are the ones sbx emits.
+// Kinds of denial. Sources may use others (sandbox.KindCredential); every
+// kind sbx writes is listed in the schema (violations/schema/record-v1.json),
+// whose tests fail on one it does not list.
 const (
 	KindFileRead   = "file-read"
 	KindFileWrite  = "file-write"
@@ -21,7 +23,8 @@ const (
 	KindLimit = "limit"
 )
 
-// Sources of records: the mechanism that saw the denial.
+// Sources of records: the mechanism that saw the denial. Others live with
+// their source (sandbox.SourceOverlay, …); the schema lists them all.
 const (
 	SourceProxy    = "proxy"
 	SourceSeccomp  = "seccomp"
@@ -46,12 +49,21 @@ const ActionDeny = "deny"
 // always-present fields are never empty.
 const Unknown = "unknown"
 
+// SchemaVersion is the "schema" of every JSON record sbx writes: the
+// version of the record format. It changes only when a change would
+// break a reader of the previous version (a field removed or renamed, its
+// type or meaning changed); fields, kinds, sources and actions may be
+// added within one version. The schema itself is the file
+// violations/schema/record-v1.json.
+const SchemaVersion = 1
+
 // TimeFormat is how Record.Time is written: RFC 3339 in UTC with exactly
 // nine fractional digits, so that lines sort and compare as text.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
 // Record is one denial. The JSON field names are the schema (see the
-// package documentation); time, kind, action and source are always
+// package documentation); time, schema (SchemaVersion, written by
+// MarshalJSON: not a field of Record), kind, action and source are always
 // present, the rest only when set.
 type Record struct {
 	Time     time.Time `json:"time"`               // marshalled with TimeFormat (RFC 3339, ns, UTC)
@@ -75,7 +87,8 @@ type Record struct {
 }
 
 // MarshalJSON writes r as one JSON object with the fields in schema order,
-// Time in TimeFormat, and no HTML escaping. It never fails.
+// Time in TimeFormat, "schema" (SchemaVersion) second, and no HTML
+// escaping. It never fails.
 func (r Record) MarshalJSON() ([]byte, error) {
 	return r.appendJSON(make([]byte, 0, 256)), nil
 }
@@ -83,7 +96,8 @@ func (r Record) MarshalJSON() ([]byte, error) {
 func (r *Record) appendJSON(b []byte) []byte {
 	b = append(b, `{"time":"`...)
 	b = r.Time.UTC().AppendFormat(b, TimeFormat)
-	b = append(b, '"')
+	b = append(b, `","schema":`...)
+	b = strconv.AppendInt(b, SchemaVersion, 10)
 	b = appendField(b, "kind", r.Kind, true)
 	b = appendField(b, "action", r.Action, true)
 	b = appendField(b, "source", r.Source, true)

@@ -87,7 +87,7 @@ func TestMarshalJSONRoundTrip(t *testing.T) {
 
 func TestMarshalJSONFieldOrder(t *testing.T) {
 	b, _ := json.Marshal(fullRecord())
-	order := []string{"time", "kind", "action", "source", "pid", "exe", "command", "path", "resolved", "host", "port", "syscall", "detail", "rule"}
+	order := []string{"time", "schema", "kind", "action", "source", "pid", "exe", "command", "path", "resolved", "host", "port", "syscall", "detail", "rule"}
 	last := -1
 	for _, f := range order {
 		i := bytes.Index(b, []byte(`"`+f+`":`))
@@ -100,6 +100,9 @@ func TestMarshalJSONFieldOrder(t *testing.T) {
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
+	}
+	if m["schema"] != float64(SchemaVersion) {
+		t.Errorf("schema %v, want %d", m["schema"], SchemaVersion)
 	}
 	if len(m) != len(order) {
 		t.Errorf("%d fields, want %d: %v", len(m), len(order), m)

@@ -80,7 +80,7 @@ func TestSinkFormats(t *testing.T) {
 	tests := []struct {
 		format, want string
 	}{
-		{"json", `{"time":"2025-03-01T12:04:05.123456789Z","kind":"file-write","action":"deny","source":"landlock","pid":4242,"exe":"/usr/bin/touch","command":"make install","path":"./link/x","resolved":"/etc/x","host":"example.com","port":443,"syscall":"openat","detail":"O_WRONLY|O_CREAT","rule":"allowWrite: ./build"}` + "\n"},
+		{"json", `{"time":"2025-03-01T12:04:05.123456789Z","schema":1,"kind":"file-write","action":"deny","source":"landlock","pid":4242,"exe":"/usr/bin/touch","command":"make install","path":"./link/x","resolved":"/etc/x","host":"example.com","port":443,"syscall":"openat","detail":"O_WRONLY|O_CREAT","rule":"allowWrite: ./build"}` + "\n"},
 		{"text", "2025-03-01T12:04:05.123456789Z file-write deny openat ./link/x -> /etc/x example.com:443 (O_WRONLY|O_CREAT) (rule: allowWrite: ./build) pid 4242 /usr/bin/touch\n"},
 		{"github", "::warning title=sbx violation (file-write)::file-write deny openat ./link/x -> /etc/x example.com:443 (O_WRONLY|O_CREAT) (rule: allowWrite: ./build) pid 4242 /usr/bin/touch\n"},
 	}

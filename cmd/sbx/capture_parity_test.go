@@ -346,11 +346,11 @@ func TestCaptureControlFD(t *testing.T) {
 	if l := r.next(t); l != "first:refused" {
 		t.Fatalf("before any update: %q", l)
 	}
-	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["ctl.localhost:%d", "127.0.0.1:%d"]}}`, port, port), 200*time.Millisecond)
+	r.step(t, fmt.Sprintf(`{"network": {"allowedDomains": ["ctl.localhost:%d", "127.0.0.1:%d"]}}`, port, port))
 	if l := r.next(t); l != "second:200" {
 		t.Fatalf("after allowing: %q (%s)", l, r.stderr.String())
 	}
-	r.step(`{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`, 200*time.Millisecond)
+	r.step(t, `{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`)
 	if l := r.next(t); l != "third:refused" {
 		t.Fatalf("after denying: %q", l)
 	}

@@ -203,7 +203,7 @@ func TestComposeManagedControlFD(t *testing.T) {
 			if l := r.next(t); l != "first:403" {
 				t.Fatalf("before any line: %q", l)
 			}
-			r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"], "deniedDomains": []}}`, hp), 300*time.Millisecond)
+			r.step(t, fmt.Sprintf(`{"network": {"allowedDomains": ["%s"], "deniedDomains": []}}`, hp))
 			if l := r.next(t); l != "second:403" {
 				t.Errorf("a --control-fd line undid the managed lists: %q", l)
 			}

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,11 +13,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestControlFD is srt's --control-fd: each line replaces the running
 // sandbox's network lists; a bad line is reported and dropped; the
-// descriptor never reaches the command.
+// descriptor never reaches the command. On a socket each line is
+// acknowledged once it is decided, which is what the test waits for
+// before the command's next step (no fixed wait that load could outrun).
 func TestControlFD(t *testing.T) {
 	curl := needTool(t, "curl")
 	s, c := httpServer(t, false)
@@ -35,13 +40,16 @@ func TestControlFD(t *testing.T) {
 		t.Fatalf("before any update: %q", l)
 	}
 	// A line that allows the server.
-	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp), 200*time.Millisecond)
+	r.step(t, fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp))
 	if l := r.next(t); l != "second:200" {
 		t.Fatalf("after allowing: %q (%s)", l, r.stderr.String())
 	}
-	// A bad line is dropped; then a line that closes it again.
-	fmt.Fprintln(r.pw, `{"network": {"allowedDomains": ["*"]}}`)
-	r.step(`{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`, 200*time.Millisecond)
+	// A bad line is dropped (and acknowledged as such); then a line that
+	// closes it again.
+	if a := r.send(t, `{"network": {"allowedDomains": ["*"]}}`); a.Applied || a.Line != 2 || !strings.Contains(a.Error, "allowedDomains") {
+		t.Fatalf("the bad line's acknowledgment: %+v", a)
+	}
+	r.step(t, `{"network": {"allowedDomains": [], "deniedDomains": ["*"]}}`)
 	if l := r.next(t); l != "third:403" {
 		t.Fatalf("after denying: %q", l)
 	}
@@ -86,7 +94,7 @@ func TestControlFDLoopbackLiteral(t *testing.T) {
 	if l := r.next(t); l != "first:403" {
 		t.Fatalf("before the update: want the proxy's 403, got %q (%s)", l, r.stderr.String())
 	}
-	r.step(fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp), 200*time.Millisecond)
+	r.step(t, fmt.Sprintf(`{"network": {"allowedDomains": ["%s"]}}`, hp))
 	if l := r.next(t); l != "second:200" {
 		t.Fatalf("after allowing %s: %q (%s)", hp, l, r.stderr.String())
 	}
@@ -124,11 +132,64 @@ func TestNoProxyOwnLoopback(t *testing.T) {
 	}
 }
 
-// controlled is a run of sbx with --control-fd 7 whose command prints
-// one line per step and reads a line from its stdin between steps.
+// TestControlFDPipe: srt's callers pass a pipe, which carries no
+// acknowledgment; an update still takes effect, as the command sees by
+// retrying until the server answers (with its own bound, no fixed wait).
+func TestControlFDPipe(t *testing.T) {
+	curl := needTool(t, "curl")
+	s, c := httpServer(t, false)
+	hp := hostPort(t, s.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	script := fmt.Sprintf(`echo "first:$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/a)"
+		read line < /dev/stdin
+		for i in $(seq 400); do
+			code=$(%[1]s --noproxy '' -s -o /dev/null -w '%%{http_code}' %[2]s/b)
+			[ "$code" = 200 ] && break
+			sleep 0.1
+		done
+		echo "second:$code"`, curl, s.URL)
+	cmd := exec.CommandContext(ctx, sbxBin, "--control-fd", "7", "--", "/bin/sh", "-c", script)
+	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	out := bufio.NewScanner(stdout)
+	if !out.Scan() || out.Text() != "first:403" {
+		t.Fatalf("before the update: %q (%s)", out.Text(), stderr.String())
+	}
+	fmt.Fprintf(pw, `{"network": {"allowedDomains": ["%s"]}}`+"\n", hp)
+	fmt.Fprintln(stdin)
+	if !out.Scan() || out.Text() != "second:200" {
+		t.Fatalf("after the update: %q (%s)", out.Text(), stderr.String())
+	}
+	stdin.Close()
+	pw.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sbx: %v; stderr %s", err, stderr.String())
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("the server saw %d requests, want 1", c.n.Load())
+	}
+}
+
+// controlled is a run of sbx with --control-fd 7 (a socket, which
+// carries the acknowledgments) whose command prints one line per step
+// and reads a line from its stdin between steps.
 type controlled struct {
 	cmd    *exec.Cmd
-	pw     *os.File // the control descriptor's write end
+	ctl    *os.File // the control socket's other end
+	acks   *bufio.Reader
 	stdin  io.WriteCloser
 	out    *bufio.Scanner
 	stderr *strings.Builder
@@ -138,16 +199,17 @@ type controlled struct {
 // own environment); the run ends with ctx or close.
 func startControlled(t *testing.T, ctx context.Context, env []string, args ...string) *controlled {
 	t.Helper()
-	pr, pw, err := os.Pipe()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pw.Close() })
-	defer pr.Close()
-	c := &controlled{pw: pw, stderr: &strings.Builder{}}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control-sbx")
+	t.Cleanup(func() { mine.Close() })
+	defer theirs.Close()
+	c := &controlled{ctl: mine, acks: bufio.NewReader(mine), stderr: &strings.Builder{}}
 	c.cmd = exec.CommandContext(ctx, sbxBin, append([]string{"--control-fd", "7"}, args...)...)
 	c.cmd.Env = env
-	c.cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, pr}
+	c.cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, theirs}
 	c.stdin, _ = c.cmd.StdinPipe()
 	stdout, _ := c.cmd.StdoutPipe()
 	c.cmd.Stderr = c.stderr
@@ -167,16 +229,42 @@ func (c *controlled) next(t *testing.T) string {
 	return c.out.Text()
 }
 
-// step sends line on the control descriptor, lets the supervisor apply
-// it, then lets the command take its next step.
-func (c *controlled) step(line string, settle time.Duration) {
-	fmt.Fprintln(c.pw, line)
-	time.Sleep(settle)
+// controlAck is sbx's acknowledgment of one control line.
+type controlAck struct {
+	Line    int    `json:"line"`
+	Applied bool   `json:"applied"`
+	Error   string `json:"error"`
+}
+
+// send writes line on the control socket and returns sbx's
+// acknowledgment of it (within 30 s).
+func (c *controlled) send(t *testing.T, line string) controlAck {
+	t.Helper()
+	fmt.Fprintln(c.ctl, line)
+	c.ctl.SetReadDeadline(time.Now().Add(30 * time.Second))
+	l, err := c.acks.ReadString('\n')
+	if err != nil {
+		t.Fatalf("no acknowledgment of %s: %v; stderr: %s", line, err, c.stderr.String())
+	}
+	var a controlAck
+	if err := json.Unmarshal([]byte(l), &a); err != nil {
+		t.Fatalf("acknowledgment %q: %v", l, err)
+	}
+	return a
+}
+
+// step sends line, waits until sbx says it is applied, then lets the
+// command take its next step.
+func (c *controlled) step(t *testing.T, line string) {
+	t.Helper()
+	if a := c.send(t, line); !a.Applied {
+		t.Fatalf("%s not applied: %+v", line, a)
+	}
 	fmt.Fprintln(c.stdin)
 }
 
 // close ends the command's input and the control descriptor.
 func (c *controlled) close() {
 	c.stdin.Close()
-	c.pw.Close()
+	c.ctl.Close()
 }

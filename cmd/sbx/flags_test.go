@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,6 +134,18 @@ func TestFlagConflicts(t *testing.T) {
 		if code, stderr := runIn(append(args, "--dry-run", "--", "true")...); code != 0 {
 			t.Errorf("%q: want it to run, got %d %q", args, code, stderr)
 		}
+	}
+	// A settings file's deny, or any managed network rule, would not
+	// hold on the host's network either.
+	dir := t.TempDir()
+	deny := filepath.Join(dir, "deny.json")
+	os.WriteFile(deny, []byte(`{"filesystem": {}, "network": {"deniedDomains": ["x.test"]}}`), 0o644)
+	for _, args := range [][]string{
+		{"--net", "host", "--settings", deny},
+		{"--net", "host", "--managed-settings", deny},
+	} {
+		code, stderr := runIn(append(args, "--", "true")...)
+		oneLine125(t, args, code, stderr, "deniedDomains x.test", "drop --net host")
 	}
 }
 

@@ -256,6 +256,8 @@ func replayLine(fs *flag.FlagSet, args []string, lf learnFlags, addedTo bool, po
 			val = args[i+1]
 		}
 		switch {
+		case name == "c":
+			cmd = []string{"-c", settingValue(a, val)}
 		case name == "output" || name == "format" || name == "learn-net":
 		case name == "reads" || name == "fail-on-violation":
 		case name == "settings" && addedTo && sameFile(settingValue(a, val), out):
@@ -277,11 +279,8 @@ func replayLine(fs *flag.FlagSet, args []string, lf learnFlags, addedTo bool, po
 	}
 	line = append(line, "--fail-on-violation")
 	line = append(line, start...)
-	if len(cmd) > 0 && cmd[0] != "--" {
+	if len(cmd) > 0 && cmd[0] != "--" && cmd[0] != "-c" {
 		cmd = append([]string{"--"}, cmd...)
-	}
-	if len(cmd) == 0 {
-		cmd = []string{"-c", "…"}
 	}
 	return append(line, cmd...)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,8 +255,13 @@ func TestLearnGuardReported(t *testing.T) {
 	fx := newLearnFixture(t)
 	out := filepath.Join(t.TempDir(), "learned.json")
 	_, stderr, code := fx.sbx(t, "learn", "--output", out, "--", "/bin/sh", "-c", fx.script)
-	if code == 0 {
-		t.Fatalf("the fetch passed the guard without the address allowed:\n%s", stderr)
+	// The exit status is the command's: curl -f's 22 for the proxy's
+	// 403, through set -e.
+	if code != 22 {
+		t.Fatalf("exit %d, want curl's 22 (the guard refuses the name):\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "learned from a failed run (exit 22)") {
+		t.Fatalf("the report does not say the run failed:\n%s", stderr)
 	}
 	grant := fmt.Sprintf("--allow-domain data.localhost:%d --allow-domain 127.0.0.1:%d", fx.port, fx.port)
 	if !strings.Contains(stderr, grant) {
@@ -306,5 +312,147 @@ func TestLearnRefusesBadOutput(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, "target.json")); err == nil {
 			t.Fatalf("%v: wrote through the link", c.args)
 		}
+	}
+}
+
+// TestLearnAddsToSettings: --settings FILE --output FILE (the same file)
+// adds what the second command needs to what the first one learned, so
+// that two steps build one policy, and the replay of both passes.
+func TestLearnAddsToSettings(t *testing.T) {
+	fx := newLearnFixture(t)
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	step1 := "cat data/input.txt > build/result.txt"
+	step2 := `cat "$HOME/.config/fx/fx.conf"`
+	if _, e, c := fx.sbx(t, "learn", "--output", out, "--", "/bin/sh", "-c", step1); c != 0 {
+		t.Fatalf("step 1: exit %d\n%s", c, e)
+	}
+	if _, e, c := fx.sbx(t, "learn", "--settings", out, "--output", out, "--", "/bin/sh", "-c", step2); c != 0 {
+		t.Fatalf("step 2: exit %d\n%s", c, e)
+	} else if strings.Contains(e, "--settings "+out+" --settings") {
+		t.Fatalf("the replay names the settings file twice:\n%s", e)
+	}
+	both := step1 + " && " + step2
+	if o, e, c := fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", both); c != 0 || o != "config from home\n" {
+		b, _ := os.ReadFile(out)
+		t.Fatalf("replay of both steps: exit %d %q\n%s\npolicy:\n%s", c, o, e, b)
+	}
+	// What neither step touched stays unreadable.
+	if o, _, c := fx.sbx(t, "--settings", out, "--reads", "declared", "--", "/bin/sh", "-c", "cat "+fx.sibling+"/private.txt"); c == 0 {
+		t.Fatalf("the sibling is readable: %q", o)
+	}
+}
+
+// TestLearnNetOff: with --learn-net off the start policy's network
+// applies as it is: the unlisted name is refused, reported with the flag
+// that would reach it, and not granted.
+func TestLearnNetOff(t *testing.T) {
+	fx := newLearnFixture(t)
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	served := fx.c.n.Load()
+	_, stderr, code := fx.sbx(t, append(append([]string{"learn", "--learn-net", "off", "--output", out}, fx.start...), "--", "/bin/sh", "-c", fx.script)...)
+	if code != 22 {
+		t.Fatalf("exit %d, want curl's 22 (the name is not allowed):\n%s", code, stderr)
+	}
+	if fx.c.n.Load() != served {
+		t.Fatalf("the server was reached with network learning off")
+	}
+	if grant := fmt.Sprintf("grant with --allow-domain data.localhost:%d", fx.port); !strings.Contains(stderr, grant) {
+		t.Fatalf("the report lacks %q:\n%s", grant, stderr)
+	}
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "data.localhost") {
+		t.Fatalf("the refused host was granted:\n%s", b)
+	}
+}
+
+// TestLearnSeesExecutedPrograms: a program the command runs by its path
+// from outside the declared runtime (a copy of cat in a tools directory
+// beside the project) is executed, never opened, so only the program
+// its first observed call comes from names it. The learned policy must
+// let the --reads declared replay execute it; an untouched file beside
+// it stays out.
+func TestLearnSeesExecutedPrograms(t *testing.T) {
+	fx := newLearnFixture(t)
+	tools := filepath.Join(fx.root, "tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/bin/cat")
+	if err != nil {
+		t.Skip(err)
+	}
+	mycat := filepath.Join(tools, "mycat")
+	if err := os.WriteFile(mycat, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tools, "other"), []byte("untouched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	script := mycat + " data/input.txt"
+	stdout, stderr, code := fx.sbx(t, "learn", "--learn-net", "off", "--output", out, "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\n" {
+		t.Fatalf("learn: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	pol, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(pol), "other") {
+		t.Errorf("the untouched file beside the program is granted:\n%s", pol)
+	}
+	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\n" {
+		t.Fatalf("replay: exit %d, stdout %q (the program %s must be granted):\n%s\npolicy:\n%s", code, stdout, mycat, stderr, pol)
+	}
+}
+
+// TestLearnUnixSockets: a socket of the project's own (a server the test
+// runs at proj/run/app.sock) is let through the observed run and learned
+// as allowUnixSockets, and the --reads declared replay reaches it; a
+// socket outside the project (a host daemon's, here the test's own
+// beside it) is refused, reported with the flag, and not granted.
+func TestLearnUnixSockets(t *testing.T) {
+	fx := newLearnFixture(t)
+	serve := func(path string) *counter {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Skipf("unix socket: %v", err)
+		}
+		os.Chmod(path, 0o777)
+		c := &counter{}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.n.Add(1)
+			fmt.Fprintf(w, "hello over %s\n", filepath.Base(path))
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		return c
+	}
+	own := serve(filepath.Join(fx.proj, "run", "app.sock"))
+	other := serve(filepath.Join(fx.root, "daemon", "other.sock"))
+	otherPath := filepath.Join(fx.root, "daemon", "other.sock")
+	script := "curl -sf --unix-socket run/app.sock http://app/ && { curl -sf --unix-socket " + otherPath + " http://other/ || echo refused; }"
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	stdout, stderr, code := fx.sbx(t, "learn", "--learn-net", "off", "--output", out, "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "hello over app.sock\nrefused\n" {
+		t.Fatalf("learn: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	if other.n.Load() != 0 {
+		t.Fatal("the socket outside the project was reached by the observed run")
+	}
+	if !strings.Contains(stderr, "--allow-unix-socket "+otherPath) {
+		t.Errorf("the report does not name the refused socket's flag:\n%s", stderr)
+	}
+	pol, _ := os.ReadFile(out)
+	if !strings.Contains(string(pol), "app.sock") || strings.Contains(string(pol), "other.sock") {
+		t.Fatalf("want the project's socket granted, the other not:\n%s", pol)
+	}
+	served := own.n.Load()
+	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", "curl -sf --unix-socket run/app.sock http://app/")
+	if code != 0 || stdout != "hello over app.sock\n" || own.n.Load() != served+1 {
+		t.Fatalf("replay: exit %d, stdout %q:\n%s\npolicy:\n%s", code, stdout, stderr, pol)
 	}
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -445,5 +446,274 @@ func TestAfterRunCheckStubs(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(x, ".git.sbx-planted-*")); len(m) != 1 {
 		t.Fatalf("a stub look-alike .git was not moved aside: %s", r)
+	}
+}
+
+// A protected name the user allows on purpose (--allow-protected NAME,
+// filesystem.allowProtected) becomes writable in a writable root, and
+// only that one: every entry of the list is allowed once (half by flag,
+// half by a settings file of the user's) while the other half, in the
+// same run, stays read-only. A name not on the list is refused with the
+// nearest one; a file in the working tree needs trust to allow any.
+func TestAllowProtected(t *testing.T) {
+	env := func() []string {
+		return append(hermeticEnv(), "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	}
+	tryWrite := func(p, kind string) string {
+		target := p
+		if kind == "d" {
+			target = p + "/x"
+		}
+		return "(mkdir -p " + q(filepath.Dir(target)) + " && echo evil >> " + q(target) + ") 2>/dev/null && echo " + q("WROTE "+p) + "\n"
+	}
+	for half := 0; half < 2; half++ {
+		t.Run(fmt.Sprintf("half%d", half), func(t *testing.T) {
+			w := t.TempDir()
+			var script strings.Builder
+			var flags, allowed []string
+			want := ""
+			for i, e := range protectedTable {
+				dir := filepath.Join(w, "a", fmt.Sprint(i))
+				p := filepath.Join(dir, e.name)
+				switch e.kind {
+				case "d":
+					writeFile(t, filepath.Join(p, "keep"), "orig")
+				case "g":
+					writeFile(t, p, "gitdir: /nonexistent\n")
+				default:
+					writeFile(t, p, "orig")
+				}
+				script.WriteString(tryWrite(p, e.kind))
+				if i%2 == half {
+					allowed = append(allowed, e.name)
+					want += "WROTE " + p + "\n"
+				}
+			}
+			script.WriteString("echo ok\n")
+			want += "ok\n"
+			if half == 0 {
+				for _, n := range allowed {
+					flags = append(flags, "--allow-protected", n)
+				}
+			} else {
+				// A settings file of the user's, outside the working tree.
+				js, _ := json.Marshal(map[string]any{"network": map[string]any{}, "filesystem": map[string]any{"allowProtected": allowed}})
+				f := filepath.Join(t.TempDir(), "s.json")
+				writeFile(t, f, string(js))
+				flags = []string{"--settings", f}
+			}
+			r := sh(t, runOpts{dir: t.TempDir(), env: env()}, script.String(), append(flags, "--allow-write", w)...)
+			if r.stdout != want {
+				t.Fatalf("writes: got\n%s\nwant\n%s\n%s", r.stdout, want, r.stderr)
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		marker := filepath.Join(t.TempDir(), "ran")
+		r := sh(t, runOpts{env: env()}, "touch "+q(marker), "--allow-protected", ".vscode/", "--allow-write", ".")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, `".vscode/" is not a protected name; did you mean .vscode?`) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("want one line with the nearest name: %s", r)
+		}
+		f := filepath.Join(t.TempDir(), "s.json")
+		writeFile(t, f, `{"network": {}, "filesystem": {"allowProtected": [".npmrc", "Makefile"]}}`)
+		r = sh(t, runOpts{env: env()}, "touch "+q(marker), "--settings", f, "--allow-write", ".")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, f) || !strings.Contains(r.stderr, `"Makefile" is not a protected name`) {
+			t.Errorf("want the file and the name: %s", r)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the command ran")
+		}
+	})
+	t.Run("untrusted", func(t *testing.T) {
+		proj := t.TempDir()
+		writeFile(t, filepath.Join(proj, ".envrc"), "orig")
+		writeFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"sandbox": {"filesystem": {"allowProtected": [".envrc"], "allowWrite": ["."]}}}`)
+		script := "echo evil >> .envrc 2>/dev/null && echo WROTE; echo ran"
+		r := sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings")
+		wantCode(t, r, 125)
+		if !strings.Contains(r.stderr, "allowProtected") || !strings.Contains(r.stderr, "--trust-project-settings") || r.stdout != "" {
+			t.Errorf("want the key and the way out, nothing run: %s", r)
+		}
+		r = sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings", "--trust-project-settings")
+		if r.stdout != "WROTE\nran\n" {
+			t.Errorf("trusted: %s", r)
+		}
+		// Without the key the same tree keeps .envrc protected.
+		writeFile(t, filepath.Join(proj, ".claude", "settings.json"), `{"sandbox": {"filesystem": {"allowWrite": ["."]}}}`)
+		r = sh(t, runOpts{dir: proj, env: env()}, script, "--claude-settings")
+		if r.stdout != "ran\n" {
+			t.Errorf("control: %s", r)
+		}
+	})
+}
+
+// A .git file (a worktree's, a submodule's, a separate git directory's)
+// sends git to the git directory its gitdir: names and on to that
+// directory's commondir: core.hooksPath set in their config is protected
+// in the working tree, and a git directory that lies in a writable place
+// keeps its hooks and config read-only, pinned when missing (a dangling
+// gitdir the command could create). A git directory's config that git
+// would block on is refused before anything runs.
+func TestHooksPathGitFile(t *testing.T) {
+	env := func(home string) []string {
+		return []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	}
+	gitDir := func(t *testing.T, dir, config string) {
+		writeFile(t, filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(dir, "config"), config)
+		for _, s := range []string{"objects", "refs/heads"} {
+			if err := os.MkdirAll(filepath.Join(dir, s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// plant writes a hook (touching marker) at each path and a control
+	// file, and says which writes worked.
+	plant := func(marker string, paths ...string) string {
+		var b strings.Builder
+		for _, p := range paths {
+			b.WriteString("(mkdir -p " + q(filepath.Dir(p)) + " && printf '#!/bin/sh\\ntouch %s\\n' " + q(marker) + " > " + q(p) + ") 2>/dev/null && echo " + q("WROTE "+p) + "\n")
+		}
+		b.WriteString("echo x > control && echo ok\n")
+		return b.String()
+	}
+	t.Run("worktree", func(t *testing.T) {
+		d := t.TempDir()
+		main, wt := filepath.Join(d, "main"), filepath.Join(d, "wt")
+		gitDir(t, filepath.Join(main, ".git"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\thooksPath = githooks\n")
+		wtGit := filepath.Join(main, ".git", "worktrees", "wt")
+		writeFile(t, filepath.Join(wtGit, "HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(wtGit, "commondir"), "../..\n")
+		writeFile(t, filepath.Join(wtGit, "gitdir"), filepath.Join(wt, ".git")+"\n")
+		writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+wtGit+"\n")
+		if _, err := exec.LookPath("git"); err == nil {
+			// Control: git itself takes the hooks from wt/githooks.
+			cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
+			cmd.Dir, cmd.Env = wt, env(d)
+			out, err := cmd.Output()
+			if got := strings.TrimSpace(string(out)); err != nil || (got != "githooks" && got != filepath.Join(wt, "githooks")) {
+				t.Fatalf("control: git's hooks path in the worktree: %q %v", got, err)
+			}
+		}
+		marker := filepath.Join(d, "hook-ran")
+		hook := filepath.Join(wt, "githooks", "pre-commit")
+		r := sh(t, runOpts{dir: wt, env: env(d)}, plant(marker, hook), "--allow-write", wt)
+		if r.stdout != "ok\n" {
+			t.Fatalf("want the hook refused, the control written: %s", r)
+		}
+		if _, err := os.Lstat(filepath.Join(wt, "githooks")); err == nil {
+			t.Error("the stub of githooks was left behind")
+		}
+	})
+	t.Run("separate-gitdir-writable", func(t *testing.T) {
+		d := t.TempDir()
+		w := filepath.Join(d, "w")
+		proj, gd, gone := filepath.Join(w, "proj"), filepath.Join(w, "gd"), filepath.Join(w, "gone")
+		gitDir(t, gd, "[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+		writeFile(t, filepath.Join(proj, ".git"), "gitdir: ../gd\n")
+		other := filepath.Join(w, "other")
+		writeFile(t, filepath.Join(other, ".git"), "gitdir: "+gone+"\n")
+		marker := filepath.Join(d, "hook-ran")
+		script := plant(marker, filepath.Join(gd, "hooks", "post-checkout"), filepath.Join(gone, "hooks", "post-checkout"), filepath.Join(gd, "config")) +
+			"echo '[core]fsmonitor = touch " + marker + "' >> " + q(filepath.Join(gd, "config")) + " 2>/dev/null && echo CONFIG\n"
+		r := sh(t, runOpts{dir: proj, env: env(d)}, script, "--allow-write", w)
+		if r.stdout != "ok\n" {
+			t.Fatalf("want the git directories' hooks and config refused: %s", r)
+		}
+		if _, err := os.Lstat(gone); err == nil {
+			t.Error("the stub of the dangling gitdir was left behind")
+		}
+		// Allowed path: the same tree's working files stay writable, and
+		// so does a directory beside the git directory.
+		r = sh(t, runOpts{dir: proj, env: env(d)}, "echo y > file && echo y > ../gd-notes && echo ok", "--allow-write", w)
+		if r.stdout != "ok\n" {
+			t.Fatalf("%s", r)
+		}
+	})
+	t.Run("fifo-config", func(t *testing.T) {
+		d := t.TempDir()
+		proj, gd := filepath.Join(d, "proj"), filepath.Join(d, "gd")
+		gitDir(t, gd, "")
+		os.Remove(filepath.Join(gd, "config"))
+		if err := syscall.Mkfifo(filepath.Join(gd, "config"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(proj, ".git"), "gitdir: ../gd\n")
+		r := sh(t, runOpts{dir: proj, env: env(d)}, "echo ran", "--allow-write", proj)
+		wantCode(t, r, 125)
+		if r.stdout != "" || !strings.Contains(r.stderr, filepath.Join(gd, "config")) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("want one line naming the config, nothing run: %s", r)
+		}
+	})
+}
+
+// The after-run check sees below the top level what the command made
+// there, from the notified calls rather than a walk of the tree: a
+// repository planted two levels down (with a hook and a core.fsmonitor
+// that would touch a marker), a bare layout three levels down, and a
+// FIFO two levels down are neutralised and recorded; a deep repository
+// and FIFO the user had before, and a directory the command made that is
+// no repository, are left alone.
+func TestAfterRunCheckDeep(t *testing.T) {
+	d := t.TempDir()
+	w := filepath.Join(d, "w")
+	mine := filepath.Join(w, "old", "repo")
+	for _, p := range []string{filepath.Join(mine, ".git", "hooks"), filepath.Join(w, "old", "pipes")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(w, "old", "pipes", "mine.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(d, "planted-ran")
+	hook := "#!/bin/sh\ntouch " + marker + "\n"
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch " + marker + "\"\n"
+	script := "mkdir -p sub/dir/.git/hooks sub/dir/.git/objects sub/dir/.git/refs && echo 'ref: refs/heads/main' > sub/dir/.git/HEAD && " +
+		"printf %s " + q(cfg) + " > sub/dir/.git/config && printf %s " + q(hook) + " > sub/dir/.git/hooks/post-checkout && chmod 755 sub/dir/.git/hooks/post-checkout && " +
+		"mkdir -p a/b/c/objects a/b/c/refs && echo 'ref: refs/heads/main' > a/b/c/HEAD && printf %s " + q(cfg) + " > a/b/c/config && " +
+		"mkdir -p old/pipes/x && mkfifo old/pipes/x/Makefile && mkdir -p plain/dir && echo ok > plain/dir/file && echo planted"
+	vio := filepath.Join(d, "v.jsonl")
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + d, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	r := sh(t, runOpts{dir: w, env: env}, script, "--allow-write", w, "--fail-on-violation", "--violations", vio)
+	if !strings.Contains(r.stdout, "planted") || r.code != 123 {
+		t.Fatalf("want the layouts made and exit 123: %s", r)
+	}
+	v, _ := os.ReadFile(vio)
+	for _, want := range []string{w + "/sub/dir/.git", w + "/a/b/c/HEAD", w + "/old/pipes/x/Makefile"} {
+		if !strings.Contains(string(v), `"path":"`+want+`"`) {
+			t.Errorf("no record for %s:\n%s", want, v)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(w, "sub", "dir", ".git")); err == nil {
+		t.Error("the planted repository is still in place")
+	}
+	if _, err := os.Lstat(filepath.Join(w, "a", "b", "c", "HEAD")); err == nil {
+		t.Error("the bare layout is still in place")
+	}
+	if _, err := os.Lstat(filepath.Join(w, "old", "pipes", "x", "Makefile")); err == nil {
+		t.Error("the FIFO is still in place")
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, dir := range []string{filepath.Join(w, "sub", "dir"), filepath.Join(w, "a", "b", "c")} {
+			cmd := exec.Command("git", "status")
+			cmd.Dir, cmd.Env = dir, env
+			_ = cmd.Run()
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the host's git status ran the planted core.fsmonitor")
+		}
+	}
+	// What the user had is theirs; a plain directory is no finding.
+	if fi, err := os.Lstat(filepath.Join(w, "old", "pipes", "mine.fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the user's own FIFO was touched: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(mine, ".git")); err != nil || !fi.IsDir() {
+		t.Errorf("the user's own repository was touched: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w, "plain", "dir", "file")); string(b) != "ok\n" || strings.Contains(string(v), "/plain") {
+		t.Errorf("a plain directory: %q\n%s", b, v)
 	}
 }

@@ -62,11 +62,9 @@ func limitRun(t *testing.T, script string, flags ...string) (result, []violation
 	t.Helper()
 	vf := filepath.Join(t.TempDir(), "v.jsonl")
 	r := sh(t, runOpts{}, script, append([]string{"--timeout", "30s", "--violations", vf}, flags...)...)
-	b, _ := os.ReadFile(vf)
 	var recs []violations.Record
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var rec violations.Record
-		if line != "" && json.Unmarshal([]byte(line), &rec) == nil && rec.Kind == violations.KindLimit {
+	for _, rec := range readRecords(t, vf) {
+		if rec.Kind == violations.KindLimit {
 			recs = append(recs, rec)
 		}
 	}

@@ -3,6 +3,7 @@
 //	sbx [flags] -- COMMAND [ARG...]
 //	sbx [flags] -c 'STRING'
 //	sbx doctor [--json | --fix [--yes]]
+//	sbx learn [flags] [--output FILE] [--format F] [--learn-net on|off] -- COMMAND
 //	sbx version
 //
 // It is thin wiring: flags and settings become a policy.Policy, the Policy
@@ -184,7 +185,7 @@ type runFlags struct {
 	targetOS                                                      string
 	settings, allowRead, denyRead, allowWrite, denyWrite, discard list
 	passEnv, setEnv, unsetEnv, allowDomain, denyDomain, allowSock list
-	publish, presets, registries                                  list
+	publish, presets, registries, allowProtected                  list
 	claude                                                        optionalDir
 	keep                                                          fdList
 	controlFD, askFD                                              fdOne
@@ -222,7 +223,9 @@ func newRunFlags(profile bool, extra ...func(*flag.FlagSet)) *runFlags {
 	fs.StringVar(&in.UndeclaredWrites, "undeclared-writes", "", "")
 	fs.StringVar(&in.SaveChanges, "save-changes", "", "")
 	fs.BoolVar(&in.AllowGitConfig, "allow-git-config", false, "")
+	fs.Var(&f.allowProtected, "allow-protected", "")
 	fs.BoolVar(&in.AllowPty, "allow-pty", false, "")
+	fs.BoolVar(&in.Tty, "tty", false, "")
 	fs.BoolVar(&in.WeakerNested, "weaker-nested", false, "")
 	fs.StringVar(&in.ObserveFiles, "observe-files", "", "")
 	fs.BoolVar(&in.ClearEnv, "clear-env", false, "")
@@ -341,7 +344,7 @@ func (f *runFlags) command(profile bool) error {
 			return fmt.Errorf("--control-fd %d: descriptor %d is not open", in.ControlFD, in.ControlFD)
 		}
 	}
-	in.Presets, in.AllowRegistry = f.presets, f.registries
+	in.Presets, in.AllowRegistry, in.AllowProtected = f.presets, f.registries, f.allowProtected
 	in.DryRun = *f.dryRun || profile // a profile runs nothing: create nothing
 	return nil
 }
@@ -358,6 +361,12 @@ func (f *runFlags) context() error {
 	}
 	if err := sandbox.CheckPassedFDs(append([]int{0, 1, 2}, f.keep...)); err != nil {
 		return err
+	}
+	// A terminal on standard input and output: with allowPty the command
+	// gets a pty of its own (policy.Process.Tty); --tty insists on one.
+	in.Terminal = isTerminal(0) && isTerminal(1)
+	if in.Tty && !isTerminal(0) {
+		return errors.New("--tty: standard input is not a terminal; run sbx from a terminal, or drop --tty")
 	}
 	var err error
 	if in.Cwd, err = os.Getwd(); err != nil {
@@ -485,7 +494,12 @@ Policy:
   --save-changes DIR     keep what the discard regions took in DIR (new, made 0700):
                          files/<path> and changes.json
   --allow-git-config     let .git/config be written (filesystem.allowGitConfig)
-  --allow-pty            pseudo-terminals (allowPty)
+  --allow-protected NAME let one protected name be written, as the list spells
+                         it (.vscode, .npmrc, …; repeatable; filesystem.allowProtected)
+  --allow-pty            pseudo-terminals (allowPty); with a terminal on stdin and stdout,
+                         the command gets one of its own, as --tty
+  --tty                  the command gets a pty of its own (job control, window size),
+                         relayed to sbx's terminal; exit 125 if stdin is not a terminal
   --weaker-nested        Landlock + seccomp only, for hosts without user namespaces
 Network:
   --net none|filtered|host   default none (filtered when domains are allowed)

@@ -37,11 +37,18 @@ func TestMain(m *testing.M) {
 	_ = os.Chmod(dir, 0o755)
 	sbxBin = filepath.Join(dir, "sbx")
 	attackBin = filepath.Join(dir, "attack")
+	recordLogPath = filepath.Join(dir, "records.jsonl")
 	for _, b := range [][2]string{{sbxBin, "."}, {attackBin, "../../internal/attack"}} {
 		if m, _ := filepath.Glob(filepath.Join(b[1], "*.go")); len(m) == 0 {
 			continue
 		}
-		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		args := []string{"build", "-o", b[0]}
+		if b[0] == sbxBin {
+			// Every record any run writes also goes to recordLogPath,
+			// checked against the schema at the end (schema_test.go).
+			args = append(args, "-tags", "sbxrecordlog", "-ldflags", "-X main.recordLog="+recordLogPath)
+		}
+		out, err := exec.Command("go", append(args, b[1])...).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 			os.RemoveAll(dir)
@@ -49,6 +56,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	if !checkRecordLog(os.Stderr) && code == 0 {
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,76 @@ func TestReadsDeclaredRecordsUndeclared(t *testing.T) {
 	}
 	if recs := readRecords(t, vf); len(recs) != 0 {
 		t.Fatalf("records for a declared read: %+v", recs)
+	}
+}
+
+// TestRefusalsNameTheirRule: a refused read, write, host (through the
+// proxy and under --net none), Unix socket, system call and limit each
+// make a record whose rule is the policy entry or default that refused
+// it. The limit is --file-size, an rlimit, so that it is seen as root
+// and unprivileged alike.
+func TestRefusalsNameTheirRule(t *testing.T) {
+	w, o := observeSetup(t)
+	sockDir := t.TempDir()
+	other := filepath.Join(sockDir, "other.sock")
+	l, err := net.Listen("unix", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	os.Chmod(other, 0o777)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	allowed := filepath.Join(sockDir, "allowed.sock")
+	writeFile(t, allowed, "")
+	curl := needTool(t, "curl")
+	s, _ := httpServer(t, false)
+	hp := hostPort(t, s.URL)
+
+	for _, c := range []struct {
+		name       string
+		flags      []string
+		argv       []string
+		kind, rule string
+	}{
+		{"read", []string{"--observe-files", "reads", "--allow-read", o, "--deny-read", o + "/denied.txt"},
+			[]string{"/bin/cat", o + "/denied.txt"}, "file-read", "denyRead: " + o + "/denied.txt"},
+		{"write", []string{"--observe-files", "writes", "--allow-write", w, "--allow-read", o},
+			[]string{"/bin/sh", "-c", `echo x > "$0/new"`, o}, "file-write", "filesystem: writes only under allowWrite and /tmp"},
+		{"write to a protected name", []string{"--observe-files", "writes", "--allow-write", w},
+			[]string{"/bin/rm", "-f", ".git/config"}, "file-write", "protected .git/config: " + w + "/.git/config"},
+		{"host", []string{"--allow-domain", hp},
+			[]string{curl, "-s", "-o", "/dev/null", "http://other.example:8080/"}, "network", "default-deny"},
+		{"host under --net none", nil,
+			[]string{attackBin, "netnone", "192.0.2.1", "sbx-lookup.test"}, "network", "net-none"},
+		{"unix socket", append([]string{"--allow-read", sockDir, "--allow-unix-socket", allowed}, probeDir()...),
+			[]string{attackBin, "unix", other}, "unix-socket", "network.allowUnixSockets"},
+		{"system call", nil,
+			[]string{attackBin, "deny", "ptrace"}, "syscall", "seccomp: ptrace"},
+		{"limit", []string{"--file-size", "1M", "--timeout", "30s"},
+			[]string{"/bin/dd", "if=/dev/zero", "of=/tmp/f", "bs=64k", "count=48"}, "limit", "--file-size 1M"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vf := filepath.Join(t.TempDir(), "v.jsonl")
+			r := sbx(t, runOpts{dir: w}, append(append(c.flags, "--violations", vf, "--"), c.argv...)...)
+			recs := readRecords(t, vf)
+			found := false
+			for _, g := range recs {
+				if g.Rule == "" {
+					t.Errorf("a record without its rule: %+v", g)
+				}
+				found = found || g.Kind == c.kind && g.Action == "deny" && g.Rule == c.rule
+			}
+			if !found {
+				t.Fatalf("no %s record with rule %q: %+v\n%s", c.kind, c.rule, recs, r)
+			}
+		})
 	}
 }

@@ -19,6 +19,9 @@ func start(p *policy.Policy, stderr io.Writer, col *violations.Collector, ready 
 		name := p.Limits.Asked[0]
 		return 125, fmt.Errorf("%s %s: limits are not enforced on macOS yet; remove it", policy.LimitFlag[name], p.Limits.Value(name))
 	}
+	if p.Process.Tty {
+		return 125, fmt.Errorf("--tty: a pseudo-terminal of the command's own is not relayed on macOS yet; drop --tty (the command uses sbx's terminal as it is)")
+	}
 	return launch.Launch(p, stderr, col, ready)
 }
 

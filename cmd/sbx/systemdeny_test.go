@@ -5,6 +5,8 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -92,4 +94,65 @@ func TestDefaultDeniedSystemPaths(t *testing.T) {
 		}
 	}
 	t.Logf("run for real: %q; in the plan only (not on this host): %d", present, len(documentedSystemDenies)-len(present))
+}
+
+// TestDefaultDeniedSystemPathsPlanted: the documented system paths this
+// host lacks (often /etc/sudoers and the SSH host keys) are run for real
+// too: as root, in a private mount namespace whose /etc is an overlay
+// that adds a fake of each, the sandbox shows each as an empty, mode-000,
+// unreadable file. The host's /etc is never written. Unprivileged, an
+// overlay of /etc needs a user namespace whose root sbx refuses to run
+// as (it maps one id), so that run is root's; TestDefaultDeniedSystemPaths
+// covers the paths the host has, as every user.
+func TestDefaultDeniedSystemPathsPlanted(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("an overlay of /etc in a private mount namespace needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare(1)")
+	}
+	dir := t.TempDir()
+	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+	var planted []string
+	for _, p := range documentedSystemDenies {
+		if _, err := os.Lstat(p); err == nil {
+			continue // on the host: TestDefaultDeniedSystemPaths runs it
+		}
+		f := filepath.Join(upper, strings.TrimPrefix(p, "/etc/"))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("FAKE-"+filepath.Base(p)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		planted = append(planted, p)
+	}
+	if len(planted) == 0 {
+		t.Skip("every documented system path is on this host")
+	}
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := ""
+	for _, p := range planted {
+		script += `printf '%s %s ' "` + p + `" "$(stat -c %s:%a ` + p + `)"; if cat ` + p + ` 2>/dev/null; then echo READ; else echo denied; fi` + "\n"
+	}
+	inner := "mount -t overlay overlay -o lowerdir=/etc,upperdir=" + upper + ",workdir=" + work + " /etc || exit 90\n" +
+		"cat " + planted[0] + " >/dev/null || exit 91\n" + // the fake is there, outside the sandbox
+		`exec "$0" -- /bin/sh -c "$1"`
+	cmd := exec.Command(unshare, "-m", "--propagation", "private", "/bin/sh", "-c", inner, sbxBin, script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, p := range planted {
+		if !strings.Contains(string(out), p+" 0:0 denied\n") {
+			t.Errorf("%s: want an empty, mode-000, unreadable file in the sandbox: %s", p, out)
+		}
+	}
+	if strings.Contains(string(out), "FAKE-") {
+		t.Errorf("a planted file was read in the sandbox: %s", out)
+	}
+	t.Logf("planted and run for real: %q", planted)
 }

@@ -15,6 +15,10 @@ import (
 // command succeeded but something was refused (distinct from 124-127).
 const ExitViolation = 123
 
+// extraSink, when set, gives every run one more sink: the test build's
+// record log (recordlog.go, build tag sbxrecordlog), never a release.
+var extraSink func() (violations.Sink, error)
+
 // violationFlags are the reporting options.
 type violationFlags struct {
 	file   string
@@ -74,6 +78,14 @@ func (v *violationFlags) open(p *policy.Policy, args []string) (*violations.Coll
 		s, err := violations.NewSink(f, format)
 		if err != nil {
 			f.Close()
+			closeAll()
+			return nil, err
+		}
+		sinks = append(sinks, s)
+	}
+	if extraSink != nil {
+		s, err := extraSink()
+		if err != nil {
 			closeAll()
 			return nil, err
 		}

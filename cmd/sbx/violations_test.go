@@ -19,7 +19,8 @@ import (
 	"github.com/sbx-sh/sbx/violations"
 )
 
-// readRecords reads a --violations file.
+// readRecords reads a --violations file, each line checked against the
+// record schema.
 func readRecords(t *testing.T, path string) []violations.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -34,6 +35,7 @@ func readRecords(t *testing.T, path string) []violations.Record {
 		if line == "" {
 			continue
 		}
+		checkRecordLine(t, line)
 		var r violations.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("bad record %q: %v", line, err)

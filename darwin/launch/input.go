@@ -33,6 +33,7 @@ func Input(p *policy.Policy, proxyPorts []int) darwin.Input {
 		AllowWrite: p.Filesystem.AllowWrite, DenyWrite: p.Filesystem.DenyWrite,
 		TempDirs:               tmp,
 		AllowGitConfig:         p.Filesystem.AllowGitConfig,
+		AllowProtected:         p.Filesystem.AllowProtected,
 		ProxyPorts:             proxyPorts,
 		AllowLocalBinding:      p.Network.AllowLocalBinding,
 		AllowUnixSockets:       p.Network.AllowUnixSockets,

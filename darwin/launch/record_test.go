@@ -1,15 +1,35 @@
 package launch
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
 	"github.com/sbx-sh/sbx/darwin"
 	"github.com/sbx-sh/sbx/violations"
+	"github.com/sbx-sh/sbx/violations/schema"
 )
 
+type bufCloser struct{ bytes.Buffer }
+
+func (*bufCloser) Close() error { return nil }
+
+// checkSchema writes r as sbx does and checks the line against the
+// record schema.
+func checkSchema(t *testing.T, r violations.Record) {
+	t.Helper()
+	var w bufCloser
+	s, _ := violations.NewSink(&w, violations.FormatJSON)
+	c := violations.New(violations.Options{Command: "sbx -- cat", Sinks: []violations.Sink{s}})
+	c.Add(r)
+	c.Close()
+	if err := schema.Record().CheckLine(w.Bytes()); err != nil || w.Len() == 0 {
+		t.Errorf("record %q: %v", w.String(), err)
+	}
+}
+
 // Seatbelt denials from macOS's system log become records of the same
-// kinds as on Linux.
+// kinds as on Linux, valid against the record schema.
 func TestSeatbeltRecord(t *testing.T) {
 	const tag = "sbx-0a1b2c"
 	line := func(msg string) string {
@@ -36,6 +56,7 @@ func TestSeatbeltRecord(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%q:\n got %+v\nwant %+v", c.msg, got, c.want)
 		}
+		checkSchema(t, got)
 	}
 	// Another run's tag is not ours.
 	if _, ok := darwin.ParseLogLine("sbx-ffffff", line("Sandbox: cat(1) deny(1) file-read-data /x")); ok {

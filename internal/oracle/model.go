@@ -1136,6 +1136,13 @@ func (m *model) access1(p Probe) (bool, string, bool) {
 		if m.declared && p.Op == "list" && (real == m.env.Cwd || m.onTheWay(real)) {
 			return false, "", false // an empty directory on the way: the docs do not say
 		}
+		if p.Op == "list" && real == m.env.Cwd {
+			if v, why := m.visible(real); !v && !slices.Contains(m.denyR, real) {
+				// docs/settings.md: the working directory inside a
+				// denied region is an empty directory made for the run.
+				return true, "the working directory, empty (" + why + ")", true
+			}
+		}
 		v, why := m.visible(real)
 		return v, why, true
 	case "write":
@@ -1163,8 +1170,9 @@ func (m *model) access1(p Probe) (bool, string, bool) {
 
 // reach resolves p as the kernel does in the sandbox's view, component
 // by component: a name inside a hidden directory is not there (a mask is
-// empty), unless a re-opened path lies at or below it (its mount point is
-// made on the way); a symlink is followed from where it lies.
+// empty), unless a re-opened path or the working directory lies at or
+// below it (its mount point, or the empty working directory made for the
+// run, is made on the way); a symlink is followed from where it lies.
 func (m *model) reach(p string) (string, bool) {
 	real, why := m.reachWhy(p)
 	m.lastReach = why
@@ -1186,7 +1194,7 @@ func (m *model) reachWhy(p string) (string, string) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		if v, why := m.visible(cur); !v && !m.boundBelow(next) {
+		if v, why := m.visible(cur); !v && !m.boundBelow(next) && !within(m.env.Cwd, next) {
 			return "", next + " is not there: " + why
 		}
 		st, err := os.Lstat(next)

@@ -46,6 +46,12 @@ var namedCases = []named{
 		{Source: SrcProject, ReadDeny: []string{"./secret/**"}, EditAllow: []string{"src/**"}},
 		{Source: SrcLocal, DenyRead: []string{"./gen"}}}},
 		[]Probe{p("read", "work/secret/key"), p("read", "work/gen/g.txt"), p("write", "work/src/a.go"), p("read", "work/README.md")}},
+	{"scopes/user-deny-of-the-project-from-a-subdirectory", Case{Claude: true, Cwd: "work/src", Layers: []Layer{
+		{Source: SrcUser, DenyRead: []string{"."}}}},
+		[]Probe{p("list", "work/src"), p("read", "work/src/a.go"), p("list", "work"), p("read", "work/README.md")}},
+	{"scopes/deny-of-the-working-directory-itself", Case{Claude: true, Cwd: "work/src", Layers: []Layer{
+		{Source: SrcUser, DenyRead: []string{"./src"}}}},
+		[]Probe{p("list", "work/src"), p("read", "work/src/a.go"), p("read", "work/README.md")}},
 
 	// Managed settings that do not win.
 	{"managed/disabled-elsewhere-keeps-managed-denyRead", Case{Layers: []Layer{

@@ -1,0 +1,9 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+// isTerminal reports whether fd is a terminal.
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
