@@ -478,12 +478,3 @@ func setOf(m map[string]bool) map[string]bool {
 	}
 	return out
 }
-
-func anyWithin(list []string, dir string) bool {
-	for _, p := range list {
-		if p != dir && policy.Within(p, dir) {
-			return true
-		}
-	}
-	return false
-}
