@@ -109,7 +109,11 @@ type builder struct {
 }
 
 // viewOwn are the view's own places: never the host's, never granted.
-var viewOwn = []string{"/proc", "/dev", "/sys", "/tmp"}
+// /sys is not one: the normal view shows the host's, and --reads
+// declared shows none of it, so what a runtime reads there at start
+// (the Go runtime's transparent_hugepage/hpage_pmd_size, Node's cgroup
+// memory limits) must be granted for the replay to pass.
+var viewOwn = []string{"/proc", "/dev", "/tmp"}
 
 // own says whether p is in the view's own places: the working directory
 // and HOME, which the view shows even inside /tmp, are the host's.
@@ -367,7 +371,7 @@ func (b *builder) finish() {
 	r := b.r
 	// Writes: collapse; a protected name is never written.
 	agc := b.p.Filesystem.AllowGitConfig
-	w, _ := collapse(setOf(b.writes), b.mayGrant, true, agc)
+	w, _ := collapse(setOf(b.writes), b.mayGrant, nil, true, agc)
 	for _, p := range w {
 		if pn := policy.ProtectedRoot(p, agc); pn != "" {
 			b.refuse("file-write", p, "protected name "+pn, protectedGrant(pn))
@@ -382,15 +386,32 @@ func (b *builder) finish() {
 			rs[p] = true
 		}
 	}
-	rd, open := collapse(rs, b.mayGrant, false, false)
+	// An entry the replay shows anyway (the start policy's reads and
+	// writes, the learned writes) does not keep its directory from
+	// being named whole: a project listed, its sources read and its
+	// build directory written, is one line.
+	fs := b.p.Filesystem
+	shown := func(p string) bool {
+		return policy.WithinAny(p, fs.AllowRead) || policy.WithinAny(p, fs.AllowWrite) || policy.WithinAny(p, r.AllowWrite)
+	}
+	rd, open := collapse(rs, b.mayGrant, shown, false, false)
 	r.AllowRead = rd
 	for _, d := range open {
-		if !anyWithin(rd, d) && !anyWithin(r.AllowWrite, d) {
-			// Looked up or listed, its entries never read: granting it
-			// would show them all.
+		switch {
+		case policy.WithinAny(d, rd) || policy.WithinAny(d, r.AllowWrite):
+		case policy.Within(d, "/sys"):
+			// The kernel's own attributes, no one's data: a runtime
+			// lists them at start (the JVM lists
+			// /sys/kernel/mm/hugepages for the page sizes) and
+			// fails the replay without them.
+			r.AllowRead = append(r.AllowRead, d)
+		default:
+			// Listed, its entries not all read: granting it would
+			// show them all, and the replay cannot list it without.
 			b.refuse("file-read", d, "learn: listed or looked up, its entries not read: not granted whole", "--allow-read "+d)
 		}
 	}
+	r.AllowRead = outermost(r.AllowRead)
 	// Presets.
 	names := map[string]bool{}
 	for d := range b.presetU {
@@ -456,13 +477,4 @@ func setOf(m map[string]bool) map[string]bool {
 		}
 	}
 	return out
-}
-
-func anyWithin(list []string, dir string) bool {
-	for _, p := range list {
-		if p != dir && policy.Within(p, dir) {
-			return true
-		}
-	}
-	return false
 }

@@ -160,6 +160,20 @@ func TestCollapse(t *testing.T) {
 			refusedHas: "protected name .git/hooks",
 		},
 		{
+			name:    "a directory listed, its sources read and its build directory written: the directory",
+			files:   []string{"home/proj/app/Main.java", "home/proj/app/out/Main.class", "home/proj/README"},
+			touched: map[string]Access{"home/proj/app": List, "home/proj/app/Main.java": Read, "home/proj/app/out/Main.class": Write},
+			read:    []string{"home/proj/app"},
+			wrt:     []string{"home/proj/app/out"},
+		},
+		{
+			name:       "a directory listed, one entry read and one not: the entry, and the listing refused",
+			files:      []string{"home/proj/app/test_a.py", "home/proj/app/README"},
+			touched:    map[string]Access{"home/proj/app": List, "home/proj/app/test_a.py": Read},
+			read:       []string{"home/proj/app/test_a.py"},
+			refusedHas: "--allow-read home/proj/app",
+		},
+		{
 			name:       "a credential's refusal is never granted",
 			touched:    map[string]Access{"home/.aws/credentials": Read},
 			refusedHas: "file-read",
@@ -306,5 +320,27 @@ func TestReportFailedRun(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestSysGranted: /sys is the host's (the normal view shows it, --reads
+// declared shows none of it), so a kernel attribute a runtime reads at
+// start is granted, and a /sys directory it lists is granted whole; the
+// view's own /proc, /dev and /tmp never are.
+func TestSysGranted(t *testing.T) {
+	attr, dir := "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/mm"
+	if _, err := os.Stat(attr); err != nil {
+		t.Skipf("no %s: %v", attr, err)
+	}
+	f := newFixture(t)
+	r := f.build(t, Observed{Paths: map[string]Access{
+		attr: Read, dir: List, "/proc/self/status": Read, "/dev/null": Read, "/tmp/x": Read,
+	}})
+	if want := []string{dir}; !slices.Equal(r.AllowRead, want) {
+		t.Errorf("allowRead %q, want %q", r.AllowRead, want)
+	}
+	r = f.build(t, Observed{Paths: map[string]Access{attr: Read}})
+	if want := []string{attr}; !slices.Equal(r.AllowRead, want) {
+		t.Errorf("allowRead %q, want %q", r.AllowRead, want)
 	}
 }

@@ -13,7 +13,11 @@ import (
 // up to D is covered; a directory is covered when may allows it, the
 // command touched it or something in it, and every entry in it on the
 // host is covered in turn (a file or link: touched; a link also when its
-// target is covered; an empty directory: touched itself). With whole,
+// target is covered; an empty directory: touched itself). In a
+// directory of set (one the command listed), an entry that have says
+// the policy shows anyway (the start policy's grants, the learned
+// writes) is covered too: naming the directory shows nothing new there,
+// and the listing needs it named. With whole,
 // a directory in set is a grant of all of it (a directory that must be
 // writable) and covered as it is. A directory of set that is not
 // covered is returned in open rather than granted: granting it would
@@ -21,7 +25,7 @@ import (
 //
 // Only the host is read (Lstat, directory names), and every result is
 // sorted: the same set on the same host gives the same lists.
-func collapse(set map[string]bool, may func(string) bool, whole, allowGitConfig bool) (grants, open []string) {
+func collapse(set map[string]bool, may, have func(string) bool, whole, allowGitConfig bool) (grants, open []string) {
 	anc := map[string]bool{}
 	for p := range set {
 		for q := filepath.Dir(p); !anc[q]; q = filepath.Dir(q) {
@@ -60,7 +64,8 @@ func collapse(set map[string]bool, may func(string) bool, whole, allowGitConfig 
 			}
 			v = len(names) > 0 || set[p]
 			for _, n := range names {
-				if !covered(filepath.Join(p, n)) {
+				e := filepath.Join(p, n)
+				if !covered(e) && !(set[p] && have != nil && have(e)) {
 					v = false
 					break
 				}

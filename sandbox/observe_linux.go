@@ -280,8 +280,8 @@ func openFlags(f uint64) string {
 
 // note tells rec what fc read (sbx learn): each name the call opened
 // that exists in the view and is the host's — not the view's own /proc,
-// /dev, /sys and /tmp, nor a mask or an empty directory of the view —
-// as Read, or List for a directory. Writes are noted from the discard
+// /dev and /tmp (/sys is the host's, and --reads declared has none),
+// nor a mask or an empty directory of the view — as Read, or List for a directory. Writes are noted from the discard
 // overlays' change lists (changeAccess), and what the view refused
 // reaches the recorder as a refusal through the record (record), so
 // neither is noted here. The stat family, access and readlink are not
@@ -359,7 +359,7 @@ func (o *fileObserver) fromHost(p string) bool {
 
 // viewOwn reports whether p lies in one of the view's own file systems.
 func (o *fileObserver) viewOwn(p string) bool {
-	for _, own := range []string{"/proc", "/dev", "/sys", "/tmp"} {
+	for _, own := range []string{"/proc", "/dev", "/tmp"} {
 		if p == own || strings.HasPrefix(p, own+"/") {
 			return true
 		}
