@@ -22,14 +22,19 @@ const (
 	// FormatYarnrc is Yarn's YAML file (~/.yarnrc.yml): "key: value"
 	// lines, nested under npmScopes / npmRegistries.
 	FormatYarnrc = "yarnrc"
+	// FormatYarnrcV1 is Yarn 1's file (~/.yarnrc): "key value" lines,
+	// the key and the value each bare or double-quoted, keys such as
+	// "//registry.example/:_authToken" as in .npmrc.
+	FormatYarnrcV1 = "yarnrc1"
 )
 
 // secretKeys are, per format, the keys (lower case, after the last ':'
 // of an npm "//host/:key") whose values are secret.
 var secretKeys = map[string]map[string]bool{
-	FormatNpmrc:  {"_authtoken": true, "_auth": true, "_password": true, "password": true, "key": true, "token": true},
-	FormatPypirc: {"password": true, "token": true},
-	FormatYarnrc: {"npmauthtoken": true, "npmauthident": true, "npmpassword": true},
+	FormatNpmrc:    {"_authtoken": true, "_auth": true, "_password": true, "password": true, "key": true, "token": true},
+	FormatPypirc:   {"password": true, "token": true},
+	FormatYarnrc:   {"npmauthtoken": true, "npmauthident": true, "npmpassword": true},
+	FormatYarnrcV1: {"_authtoken": true, "_auth": true, "_password": true, "password": true, "key": true, "token": true},
 }
 
 // MaskConfig returns a copy of content, a configuration file of the given
@@ -68,6 +73,16 @@ func maskLine(line, format string, keys map[string]bool) (string, bool) {
 		return pre + m, false
 	}
 	i := strings.IndexByte(line, '=')
+	if format == FormatYarnrcV1 {
+		if j := yarnV1KeyEnd(line); j >= 0 {
+			i = j
+		}
+		// A line Yarn 1 may read some other way still holds no secret
+		// in the copy: one that names one is masked after its key.
+		if l := strings.ToLower(line); i >= 0 && (strings.Contains(l, "_auth") || strings.Contains(l, "password") || strings.Contains(l, "token")) {
+			return line[:i+1] + leading(line[i+1:]) + ConfigMasked, true
+		}
+	}
 	if format == FormatPypirc || format == FormatYarnrc {
 		if j := strings.IndexByte(line, ':'); j >= 0 && (i < 0 || j < i) {
 			i = j
@@ -86,6 +101,31 @@ func maskLine(line, format string, keys map[string]bool) (string, bool) {
 		return line[:i+1] + leading(val) + ConfigMasked, true
 	}
 	return line[:i+1] + maskURLPasswords(val), false
+}
+
+// yarnV1KeyEnd is the index of the blank that ends a Yarn 1 line's key
+// (a bare word, or a double-quoted string), or -1 when the line holds a
+// key alone. The value follows that blank.
+func yarnV1KeyEnd(line string) int {
+	t := strings.TrimLeft(line, " \t")
+	off := len(line) - len(t)
+	end := 0
+	if strings.HasPrefix(t, `"`) {
+		j := strings.IndexByte(t[1:], '"')
+		if j < 0 {
+			return -1
+		}
+		end = j + 2
+	} else {
+		end = strings.IndexAny(t, " \t")
+		if end < 0 {
+			return -1
+		}
+	}
+	if end >= len(t) || (t[end] != ' ' && t[end] != '\t') {
+		return -1
+	}
+	return off + end
 }
 
 // leading is the run of blanks s begins with.

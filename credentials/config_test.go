@@ -75,3 +75,25 @@ func TestMaskConfigYarnrc(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskConfigYarnrcV1(t *testing.T) {
+	in := "registry \"https://registry.example/\"\n" +
+		"\"//registry.yarnpkg.com/:_authToken\" FAKE-Y1-TOKEN\n" +
+		"  _auth \"RkFLRS1ZMQ==\"\n" +
+		"//npm.example/:_password=FAKE-Y1-PASS\n" +
+		"# \"//old.example/:_authToken\" FAKE-Y1-OLD\n" +
+		"https-proxy \"http://me:FAKE-Y1-PROXY@proxy.example:3128\"\n" +
+		"lastUpdateCheck 1700000000000\n" +
+		"yarn-offline-mirror \"./mirror\"\n"
+	got := string(MaskConfig([]byte(in), FormatYarnrcV1))
+	for _, secret := range []string{"FAKE-Y1-TOKEN", "RkFLRS1ZMQ==", "FAKE-Y1-PASS", "FAKE-Y1-OLD", "FAKE-Y1-PROXY"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the copy holds %s:\n%s", secret, got)
+		}
+	}
+	for _, kept := range []string{"registry \"https://registry.example/\"\n", "\"//registry.yarnpkg.com/:_authToken\" SBX_MASKED\n", "  _auth SBX_MASKED\n", "lastUpdateCheck 1700000000000\n", "yarn-offline-mirror \"./mirror\"\n", "https-proxy \"http://me:SBX_MASKED@proxy.example:3128\"\n"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("the copy lost %q:\n%s", kept, got)
+		}
+	}
+}

@@ -21,6 +21,7 @@ var DefaultDenyRead = []string{
 	"~/.npmrc",
 	"~/.pypirc",
 	"~/.yarnrc.yml",
+	"~/.yarnrc",
 	"~/.config/gh",
 	"~/.config/hub",
 	"~/.cargo/credentials",
@@ -79,6 +80,7 @@ var DefaultMaskedCopies = map[string]string{
 	"~/.npmrc":      "npmrc",
 	"~/.pypirc":     "pypirc",
 	"~/.yarnrc.yml": "yarnrc",
+	"~/.yarnrc":     "yarnrc1",
 }
 
 // DefaultDeniedEnv lists environment variables removed before the command

@@ -22,6 +22,7 @@ func maskedHome(t *testing.T) (root, home string, env []string) {
 	writeFile(t, filepath.Join(home, ".npmrc"), fakeNpmrc)
 	writeFile(t, filepath.Join(home, ".pypirc"), "[pypi]\nusername = __token__\npassword = pypi-FAKE-PYPI\n")
 	writeFile(t, filepath.Join(home, ".yarnrc.yml"), "npmRegistryServer: \"http://127.0.0.1:1/\"\nnpmAuthToken: FAKE-YARN-TOKEN\n")
+	writeFile(t, filepath.Join(home, ".yarnrc"), "registry \"http://127.0.0.1:1/\"\n\"//registry.yarnpkg.com/:_authToken\" FAKE-YARN1-TOKEN\n")
 	writeFile(t, filepath.Join(home, ".netrc"), "machine 127.0.0.1 login me password FAKE-NETRC\n")
 	// sbx's own scan cache outside HOME, so HOME holds only these.
 	return root, home, append(hermeticEnv(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(root, "cache"), "npm_config_cache="+filepath.Join(root, "npmcache"))
@@ -35,14 +36,14 @@ func TestNpmrcMaskedCopy(t *testing.T) {
 	root, home, env := maskedHome(t)
 	before, _ := os.ReadDir(home)
 	st0, _ := os.Stat(filepath.Join(home, ".npmrc"))
-	r := sh(t, runOpts{dir: root, env: env}, `echo NPMRC; cat ~/.npmrc; echo PYPIRC; cat ~/.pypirc; echo YARNRC; cat ~/.yarnrc.yml; echo NETRC; cat ~/.netrc 2>/dev/null; echo END`)
+	r := sh(t, runOpts{dir: root, env: env}, `echo NPMRC; cat ~/.npmrc; echo PYPIRC; cat ~/.pypirc; echo YARNRC; cat ~/.yarnrc.yml; echo YARNRC1; cat ~/.yarnrc; echo NETRC; cat ~/.netrc 2>/dev/null; echo END`)
 	wantCode(t, r, 0)
-	for _, secret := range []string{"FAKE-TOKEN-123", "RkFLRQ==", "pypi-FAKE-PYPI", "FAKE-YARN-TOKEN", "FAKE-NETRC"} {
+	for _, secret := range []string{"FAKE-TOKEN-123", "RkFLRQ==", "pypi-FAKE-PYPI", "FAKE-YARN-TOKEN", "FAKE-YARN1-TOKEN", "FAKE-NETRC"} {
 		if strings.Contains(r.stdout, secret) || strings.Contains(r.stderr, secret) {
 			t.Fatalf("the command saw %s: %s", secret, r)
 		}
 	}
-	for _, kept := range []string{"registry=http://127.0.0.1:1/\nfund=false\n", "//registry.npmjs.org/:_authToken=SBX_MASKED\n", "[pypi]\nusername = __token__\npassword = SBX_MASKED\n", "npmRegistryServer: \"http://127.0.0.1:1/\"\nnpmAuthToken: SBX_MASKED\n", "NETRC\nEND"} {
+	for _, kept := range []string{"registry=http://127.0.0.1:1/\nfund=false\n", "//registry.npmjs.org/:_authToken=SBX_MASKED\n", "[pypi]\nusername = __token__\npassword = SBX_MASKED\n", "npmRegistryServer: \"http://127.0.0.1:1/\"\nnpmAuthToken: SBX_MASKED\n", "registry \"http://127.0.0.1:1/\"\n\"//registry.yarnpkg.com/:_authToken\" SBX_MASKED\n", "NETRC\nEND"} {
 		if !strings.Contains(r.stdout, kept) {
 			t.Fatalf("want %q in the sandbox's view: %s", kept, r)
 		}

@@ -20,7 +20,7 @@ import (
 var (
 	pinnedDenyRead = []string{
 		"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
-		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.yarnrc.yml",
+		"~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.yarnrc.yml", "~/.yarnrc",
 		"~/.config/gh", "~/.config/hub", "~/.cargo/credentials", "~/.cargo/credentials.toml",
 		"~/.gem/credentials", "~/.terraform.d/credentials.tfrc.json", "~/.vault-token",
 		"~/.password-store", "~/.local/share/keyrings", "~/.config/op", "~/.claude/.credentials.json",
@@ -40,6 +40,7 @@ var (
 		"~/.npmrc":      "//registry.npmjs.org/:_authToken=",
 		"~/.pypirc":     "[pypi]\npassword = ",
 		"~/.yarnrc.yml": "npmAuthToken: ",
+		"~/.yarnrc":     "\"//registry.yarnpkg.com/:_authToken\" ",
 	}
 	// pinnedDirs are the entries of pinnedDenyRead that are directories.
 	pinnedDirs = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
