@@ -110,9 +110,9 @@ type builder struct {
 
 // viewOwn are the view's own places: never the host's, never granted.
 // /sys is not one: the normal view shows the host's, and --reads
-// declared shows none of it, so what a runtime reads there at start
-// (the Go runtime's transparent_hugepage/hpage_pmd_size, Node's cgroup
-// memory limits) must be granted for the replay to pass.
+// declared shows only the attributes runtimes read at start
+// (policy.DeclaredRuntime), so what else a command reads there must be
+// granted for the replay to pass.
 var viewOwn = []string{"/proc", "/dev", "/tmp"}
 
 // own says whether p is in the view's own places: the working directory

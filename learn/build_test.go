@@ -324,13 +324,20 @@ func TestReportFailedRun(t *testing.T) {
 }
 
 // TestSysGranted: /sys is the host's (the normal view shows it, --reads
-// declared shows none of it), so a kernel attribute a runtime reads at
-// start is granted, and a /sys directory it lists is granted whole; the
+// declared shows only the attributes runtimes read at start), so another
+// kernel attribute the command reads is granted, and a /sys directory it
+// lists is granted whole; the runtime's attributes are not repeated; the
 // view's own /proc, /dev and /tmp never are.
 func TestSysGranted(t *testing.T) {
-	attr, dir := "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/mm"
+	attr, dir := "/sys/kernel/mm/ksm/run", "/sys/kernel/mm"
 	if _, err := os.Stat(attr); err != nil {
 		t.Skipf("no %s: %v", attr, err)
+	}
+	if rt := "/sys/kernel/mm/transparent_hugepage/enabled"; exists(rt) {
+		f := newFixture(t)
+		if r := f.build(t, Observed{Paths: map[string]Access{rt: Read}}); len(r.AllowRead) != 0 {
+			t.Errorf("an attribute of the declared runtime is granted: %q", r.AllowRead)
+		}
 	}
 	f := newFixture(t)
 	r := f.build(t, Observed{Paths: map[string]Access{
@@ -343,4 +350,9 @@ func TestSysGranted(t *testing.T) {
 	if want := []string{attr}; !slices.Equal(r.AllowRead, want) {
 		t.Errorf("allowRead %q, want %q", r.AllowRead, want)
 	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

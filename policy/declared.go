@@ -11,9 +11,15 @@ import (
 
 // DeclaredRuntime are the system directories that --reads declared
 // leaves readable besides what the caller declares: the programs and
-// libraries of a minimal runtime, and /etc (less the built-in credential
-// masks, which stay).
-var DeclaredRuntime = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+// libraries of a minimal runtime, /etc (less the built-in credential
+// masks, which stay), and the kernel's attributes that runtimes read as
+// they start: the CPUs online (glibc's sysconf, Node, Java, Rust), the
+// cgroup limits (Go's GOMAXPROCS, Node's heap, the JVM's container
+// sizing) and the huge page sizes (Go, the JVM). Those hold no one's
+// data; without them a Go, Node or Java program under --reads declared
+// made refused reads on every start.
+var DeclaredRuntime = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage", "/sys/kernel/mm/hugepages"}
 
 // declaredRuntime is what --reads declared adds to allowRead: the
 // DeclaredRuntime directories that exist, the program argv[0] names (as

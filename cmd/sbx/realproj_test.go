@@ -280,6 +280,37 @@ func TestReadsDeclared(t *testing.T) {
 	wantRefused(t, []string{"--reads", "some"})
 }
 
+// TestReadsDeclaredRuntimeAttributes: the kernel attributes runtimes
+// read as they start (the CPUs online, the cgroup limits, the huge page
+// sizes) are there under --reads declared, read-only, and nothing else
+// of /sys is; a Go, Node or Java program starts without a refused read.
+func TestReadsDeclaredRuntimeAttributes(t *testing.T) {
+	var present []string
+	for _, p := range []string{"/sys/devices/system/cpu/online", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage", "/sys/kernel/mm/hugepages"} {
+		if _, err := os.Stat(p); err == nil {
+			present = append(present, p)
+		}
+	}
+	if len(present) == 0 {
+		t.Skip("none of the runtime's /sys attributes on this host")
+	}
+	script := ""
+	for _, p := range present {
+		script += "ls -d " + p + " >/dev/null && echo HAVE " + p + "\n"
+	}
+	script += "test -e /sys/class/net && echo LEAK /sys/class/net\n"
+	script += "echo x > /sys/devices/system/cpu/online 2>/dev/null && echo WROTE\n"
+	r := sh(t, runOpts{}, script, "--reads", "declared")
+	for _, p := range present {
+		if !strings.Contains(r.stdout, "HAVE "+p+"\n") {
+			t.Errorf("%s is not there under --reads declared: %s", p, r)
+		}
+	}
+	if strings.Contains(r.stdout, "LEAK") || strings.Contains(r.stdout, "WROTE") {
+		t.Errorf("more of /sys than the runtime's attributes, or writable: %s", r)
+	}
+}
+
 func TestCallerHome(t *testing.T) {
 	unreadable := filepath.Join(t.TempDir(), "home")
 	writeFile(t, filepath.Join(unreadable, ".ssh", "id"), "KEY")
