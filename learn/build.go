@@ -108,6 +108,10 @@ type builder struct {
 	presetU map[string]bool   // preset dirs used
 }
 
+// RuleListed is the rule of a directory the command listed but did not
+// read through: granting it would show entries the command never read.
+const RuleListed = "learn: listed or looked up, its entries not read: not granted whole"
+
 // viewOwn are the view's own places: never the host's, never granted.
 // /sys is not one: the normal view shows the host's, and --reads
 // declared shows only the attributes runtimes read at start
@@ -408,7 +412,7 @@ func (b *builder) finish() {
 		default:
 			// Listed, its entries not all read: granting it would
 			// show them all, and the replay cannot list it without.
-			b.refuse("file-read", d, "learn: listed or looked up, its entries not read: not granted whole", "--allow-read "+d)
+			b.refuse("file-read", d, RuleListed, "--allow-read "+d)
 		}
 	}
 	r.AllowRead = outermost(r.AllowRead)

@@ -321,6 +321,16 @@ func TestReportFailedRun(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
 	}
+	if strings.Contains(b.String(), "a listing not read through") {
+		t.Errorf("the listing advice without a listing:\n%s", b.String())
+	}
+	// A listing not read through gets one line of advice.
+	r.Refused = append(r.Refused, Refusal{Kind: "file-read", What: "/p/pkg", Rule: RuleListed, Grant: "--allow-read /p/pkg"})
+	b.Reset()
+	r.Report(&b, nil)
+	if strings.Count(b.String(), "learn from a clean run") != 1 {
+		t.Errorf("want one line of advice for the listing:\n%s", b.String())
+	}
 }
 
 // TestSysGranted: /sys is the host's (the normal view shows it, --reads

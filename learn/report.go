@@ -58,6 +58,12 @@ func (r *Result) Report(w io.Writer, replay []string) {
 			}
 			fmt.Fprintf(w, "  %-11s %s%s: %s\n", f.Kind, f.What, rule, how)
 		}
+		for _, f := range r.Refused {
+			if f.Rule == RuleListed {
+				fmt.Fprintln(w, "  a listing not read through: a run that answers from a cache (a cached go test, an incremental build) lists more than it reads; learn from a clean run (go test -count=1, a clean build) or grant the listing as above")
+				break
+			}
+		}
 	}
 	if len(replay) > 0 {
 		fmt.Fprintf(w, "sbx learn: replay: %s\n", ShellJoin(replay))
