@@ -54,7 +54,10 @@ func cmdLearn(args []string, stdout, stderr io.Writer) int {
 	if f.in.SaveChanges != "" {
 		return fail(stderr, "sbx learn discards every write and reports it; --save-changes is for a run: use it without learn")
 	}
-	if err := f.command(false); err != nil {
+	if err := f.command(false); err != nil || len(f.in.Argv) == 0 {
+		if err == nil || strings.HasPrefix(err.Error(), "no command given") {
+			return fail(stderr, "no command given; usage: sbx learn [flags] [--output FILE] [--format sbx|srt|claude|flags] -- COMMAND [ARG...]")
+		}
 		return fail(stderr, "%v", err)
 	}
 	if err := f.context(); err != nil {

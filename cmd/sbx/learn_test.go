@@ -313,6 +313,12 @@ func TestLearnRefusesBadOutput(t *testing.T) {
 			t.Fatalf("%v: wrote through the link", c.args)
 		}
 	}
+	cmd := exec.Command(sbxBin, "learn", "--output", filepath.Join(dir, "p.json"))
+	cmd.Env = hermeticEnv()
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "usage: sbx learn") {
+		t.Fatalf("learn without a command: %v %q, want exit 125 and learn's usage", err, out)
+	}
 }
 
 // TestLearnAddsToSettings: --settings FILE --output FILE (the same file)
