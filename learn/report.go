@@ -43,7 +43,7 @@ func (r *Result) Report(w io.Writer, replay []string) {
 		for i, p := range r.Create {
 			made[i] = r.show(p)
 		}
-		fmt.Fprintf(w, "  created by the run, missing on the host: a settings file needs them made before the replay (--allow-write makes them): mkdir -p %s\n", ShellJoin(made))
+		fmt.Fprintf(w, "  created by the run, missing on the host: sbx makes them as the replay starts (srt needs them made first: mkdir -p %s)\n", ShellJoin(made))
 	}
 	if len(r.Refused) > 0 {
 		fmt.Fprintln(w, "sbx learn: refused, not granted")

@@ -1150,11 +1150,15 @@ func (r resolver) all(key string, es []pathEntry, mustExist bool) ([]string, err
 			}
 			return nil, errors.New(msg)
 		}
-		if mustExist && !exists && key == "allowWrite" && e.from == "--allow-write" && r.create != nil && !e.create && isDir(filepath.Dir(real)) {
-			// A directory named on the command line whose parent exists
-			// (--allow-write target before a first build) is created,
-			// like a preset's cache; a deeper missing path stays an
-			// error, as it is more likely a typo.
+		if mustExist && !exists && key == "allowWrite" && r.create != nil && !e.create && !e.optional && isDir(filepath.Dir(real)) {
+			// A directory whose parent exists (--allow-write target
+			// before a first build, or a settings file's, such as the
+			// output directory sbx learn saw a run create) is created,
+			// like a preset's cache: the entry has passed every check a
+			// grant does (trust, masks, protected names), and an empty
+			// directory where writes are granted gives nothing more. A
+			// deeper missing path stays an error, as it is more likely a
+			// typo.
 			e.create = true
 			r.note(fmt.Sprintf("allowWrite %s: missing, created mode 0700 when the command runs", real))
 		}

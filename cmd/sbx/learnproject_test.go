@@ -140,7 +140,6 @@ func (p *twoSteps) check(t *testing.T) {
 		}
 		text, _ := os.ReadFile(pol)
 		t.Logf("after learning %s:\n%s\n%s", step, text, r.stderr)
-		p.mkdirs(t, r.stderr)
 	}
 	replay := func(step string, argv []string) result {
 		t.Helper()
@@ -187,34 +186,6 @@ func (p *twoSteps) check(t *testing.T) {
 	}
 	if n := p.c.n.Load(); n != served {
 		t.Fatalf("the server saw %d requests for a host not learned: %q", n-served, p.c.all())
-	}
-}
-
-// mkdirs makes the directories the report says a settings-file replay
-// needs made first (the run created them; "mkdir -p ./a ~/b").
-func (p *twoSteps) mkdirs(t *testing.T, report string) {
-	t.Helper()
-	_, line, ok := strings.Cut(report, "mkdir -p ")
-	if !ok {
-		return
-	}
-	line, _, _ = strings.Cut(line, "\n")
-	home := ""
-	for _, kv := range p.env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	for _, d := range strings.Fields(line) {
-		switch {
-		case strings.HasPrefix(d, "~/"):
-			d = filepath.Join(home, d[2:])
-		case !filepath.IsAbs(d):
-			d = filepath.Join(p.dir, d)
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

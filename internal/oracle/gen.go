@@ -588,7 +588,7 @@ var malformed = []Layer{
 	{Source: SrcClaude, Raw: `{"permissions": {"deny": ["Read(./a[b)"]}}`},
 	{Source: SrcClaude, Raw: `{"permissions": {"allow": ["Edit"]}}`},
 	{Source: SrcClaude, Raw: `{"permissions": {"deny": ["Read(./secret"]}}`},
-	{Source: SrcClaude, Raw: `{"sandbox": {"filesystem": {"allowWrite": ["./nothere"]}}}`},
+	{Source: SrcClaude, Raw: `{"sandbox": {"filesystem": {"allowWrite": ["./no/such/dir"]}}}`},
 	{Source: SrcClaude, Raw: `{"sandbox": {"filesystem": {"allowWrite": ["./.git"]}}}`},
 	{Source: SrcManaged, Raw: `{"sandbox": {"filesystem": {"denyRead": [1]}}}`},
 	{Source: SrcFlags, Raw: `--deny-read ./a[b`},

@@ -520,10 +520,11 @@ func (m *model) collect(c *Case, managedFS, managedReadOnly bool) (rawReads, raw
 		for _, s := range l.AllowWrite {
 			for _, g := range m.expand(s, l, false, managed, "allowWrite "+s) {
 				g.untrusted = inTree
-				// A missing directory named by --allow-write whose parent
-				// exists is created for the run (docs/settings.md,
-				// allowWrite); a deeper missing path is refused.
-				if l.Source == SrcFlags && !g.exists && !hasGlob(g.lit) && isDir(filepath.Dir(g.real)) {
+				// A missing allowWrite directory whose parent exists is
+				// created for the run, from the command line or a settings
+				// file (docs/settings.md, allowWrite); a deeper missing
+				// path is refused.
+				if !g.soft && !g.exists && !hasGlob(g.lit) && isDir(filepath.Dir(g.real)) {
 					g.exists, g.created = true, true
 				}
 				rawWrites = append(rawWrites, g)
