@@ -39,10 +39,14 @@ type Start struct {
 // checkout and for another user.
 type Result struct {
 	AllowRead, AllowWrite []string
+	// DenyRead are the entries a listed directory inside the working
+	// directory holds that the command never touched: the directory is
+	// granted so that the listing works, and these stay hidden in it.
+	DenyRead []string
 	// Create are the AllowWrite directories the run created that do not
-	// exist on the host: the replay needs them first. --allow-write
-	// creates a missing directory whose parent exists (the flags
-	// format); a settings file's allowWrite must exist (mkdir -p).
+	// exist on the host. sbx creates a missing allowWrite directory
+	// whose parent exists as the replay starts, from a settings file
+	// or --allow-write; srt needs them made first (mkdir -p).
 	Create           []string
 	AllowedDomains   []string // host:port
 	AllowUnixSockets []string
@@ -328,6 +332,55 @@ func (b *builder) mayGrant(dir string) bool {
 	return true
 }
 
+// untouched are the entries under the listed directory d that the
+// command touched nothing in (read, listed, wrote) and that the replay
+// does not show anyway (shown): each whole, as high as it goes. A
+// directory holding something touched is walked into, so that what it
+// holds untouched is found as well.
+func (b *builder) untouched(d string, shown func(string) bool) []string {
+	touched := map[string]bool{}
+	mark := func(p string) {
+		for q := p; policy.Within(q, d) && !touched[q]; q = filepath.Dir(q) {
+			touched[q] = true
+			if q == d {
+				break
+			}
+		}
+	}
+	for p := range b.reads {
+		mark(p)
+	}
+	for p := range b.writes {
+		mark(p)
+	}
+	for p := range b.created {
+		mark(p)
+	}
+	var out []string
+	var walk func(dir string)
+	walk = func(dir string) {
+		names, err := readNames(dir)
+		if err != nil {
+			return
+		}
+		for _, n := range names {
+			e := filepath.Join(dir, n)
+			switch {
+			case shown(e):
+			case !touched[e]:
+				out = append(out, e)
+			default:
+				if st, err := os.Lstat(e); err == nil && st.IsDir() {
+					walk(e)
+				}
+			}
+		}
+	}
+	walk(d)
+	sort.Strings(out)
+	return out
+}
+
 // mayHold says whether a directory the run made may be created in dir:
 // not in "/" nor in the runtime (the replay could not make it there).
 func (b *builder) mayHold(dir string) bool {
@@ -409,6 +462,14 @@ func (b *builder) finish() {
 			// /sys/kernel/mm/hugepages for the page sizes) and
 			// fails the replay without them.
 			r.AllowRead = append(r.AllowRead, d)
+		case policy.Within(d, b.cwd) && b.mayGrant(d):
+			// A listing inside the project (a test runner's
+			// collection, a cached build, a linter's walk): the
+			// directory is granted so that the listing works, and
+			// every entry in it the command never touched is denied,
+			// so that it shows nothing more than was read.
+			r.AllowRead = append(r.AllowRead, d)
+			r.DenyRead = append(r.DenyRead, b.untouched(d, shown)...)
 		default:
 			// Listed, its entries not all read: granting it would
 			// show them all, and the replay cannot list it without.
@@ -431,6 +492,7 @@ func (b *builder) finish() {
 	}
 	sort.Strings(r.AllowRead)
 	sort.Strings(r.AllowWrite)
+	r.DenyRead = outermost(r.DenyRead)
 	r.AllowRead = slices.Compact(r.AllowRead)
 	r.AllowWrite = slices.Compact(r.AllowWrite)
 	r.Create = keepWithin(r.Create, r.AllowWrite)

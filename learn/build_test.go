@@ -72,6 +72,7 @@ func TestCollapse(t *testing.T) {
 		files      []string
 		touched    map[string]Access // relative to root
 		read, wrt  []string          // relative to root
+		deny       []string          // relative to root
 		refusedHas string
 	}{
 		{
@@ -112,10 +113,17 @@ func TestCollapse(t *testing.T) {
 			read:    []string{"home/proj", "home/x"},
 		},
 		{
-			name:       "a listed directory whose entries were not read is not granted",
-			files:      []string{"home/proj/lib/a", "home/proj/lib/b"},
-			touched:    map[string]Access{"home/proj/lib": List},
-			refusedHas: "home/proj/lib",
+			name:    "a listed directory in the project whose entries were not read: granted, its entries denied",
+			files:   []string{"home/proj/lib/a", "home/proj/lib/b"},
+			touched: map[string]Access{"home/proj/lib": List},
+			read:    []string{"home/proj/lib"},
+			deny:    []string{"home/proj/lib/a", "home/proj/lib/b"},
+		},
+		{
+			name:       "a listed directory outside the project whose entries were not read is not granted",
+			files:      []string{"home/other/lib/a", "home/other/lib/b"},
+			touched:    map[string]Access{"home/other/lib": List},
+			refusedHas: "other/lib",
 		},
 		{
 			name:    "an empty directory listed is granted",
@@ -167,11 +175,18 @@ func TestCollapse(t *testing.T) {
 			wrt:     []string{"home/proj/app/out"},
 		},
 		{
-			name:       "a directory listed, one entry read and one not: the entry, and the listing refused",
-			files:      []string{"home/proj/app/test_a.py", "home/proj/app/README"},
-			touched:    map[string]Access{"home/proj/app": List, "home/proj/app/test_a.py": Read},
-			read:       []string{"home/proj/app/test_a.py"},
-			refusedHas: "--allow-read home/proj/app",
+			name:    "a project directory listed, one entry read and one not: the directory, the other denied",
+			files:   []string{"home/proj/app/test_a.py", "home/proj/app/README"},
+			touched: map[string]Access{"home/proj/app": List, "home/proj/app/test_a.py": Read},
+			read:    []string{"home/proj/app"},
+			deny:    []string{"home/proj/app/README"},
+		},
+		{
+			name:    "the project listed, read in part, below too: what was not touched is denied, at any depth",
+			files:   []string{"home/proj/a.py", "home/proj/README", "home/proj/src/m.py", "home/proj/src/secret.py", "home/proj/docs/x.md"},
+			touched: map[string]Access{"home/proj": List, "home/proj/a.py": Read, "home/proj/src/m.py": Read},
+			read:    []string{"home/proj"},
+			deny:    []string{"home/proj/README", "home/proj/docs", "home/proj/src/secret.py"},
 		},
 		{
 			name:       "a credential's refusal is never granted",
@@ -196,6 +211,9 @@ func TestCollapse(t *testing.T) {
 			}
 			if got, want := r.AllowWrite, f.abs(c.wrt); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 				t.Errorf("allowWrite %q, want %q", got, want)
+			}
+			if got, want := r.DenyRead, f.abs(c.deny); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Errorf("denyRead %q, want %q", got, want)
 			}
 			var rep bytes.Buffer
 			r.Report(&rep, nil)

@@ -109,6 +109,7 @@ func (r *Result) lists(format string) []listKey {
 	}
 	ls := []listKey{
 		{"filesystem", "allowRead", r.pathList(r.AllowRead, format)},
+		{"filesystem", "denyRead", r.pathList(r.DenyRead, format)},
 		{"filesystem", "allowWrite", r.pathList(write, format)},
 		{"network", "allowedDomains", strs(r.AllowedDomains)},
 		{"network", "allowUnixSockets", r.pathList(r.AllowUnixSockets, "srt")},
@@ -209,6 +210,9 @@ func (r *Result) flags() []byte {
 	args := []string{"--reads", "declared"}
 	for _, p := range r.AllowRead {
 		args = append(args, "--allow-read", r.show(p))
+	}
+	for _, p := range r.DenyRead {
+		args = append(args, "--deny-read", r.show(p))
 	}
 	for _, p := range r.AllowWrite {
 		args = append(args, "--allow-write", r.show(p))

@@ -60,7 +60,7 @@ func (r *Result) Report(w io.Writer, replay []string) {
 		}
 		for _, f := range r.Refused {
 			if f.Rule == RuleListed {
-				fmt.Fprintln(w, "  a listing not read through: a run that answers from a cache (a cached go test, an incremental build) lists more than it reads; learn from a clean run (go test -count=1, a clean build) or grant the listing as above")
+				fmt.Fprintln(w, "  a listing not read through, outside the working directory: a version manager or a cache lists more than it reads; grant the listing as above, or learn from a clean run (go test -count=1, a clean build)")
 				break
 			}
 		}

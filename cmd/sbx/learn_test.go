@@ -462,3 +462,29 @@ func TestLearnUnixSockets(t *testing.T) {
 		t.Fatalf("replay: exit %d, stdout %q:\n%s\npolicy:\n%s", code, stdout, stderr, pol)
 	}
 }
+
+// TestLearnProjectListing: a command that lists the project and reads
+// only part of it (a test runner's collection, a cached build) learns a
+// policy whose replay lists the project as it did and reads what it
+// read, while what it never touched stays hidden in the replay.
+func TestLearnProjectListing(t *testing.T) {
+	fx := newLearnFixture(t)
+	for p, c := range map[string]string{"src/m.txt": "module\n", "src/secret.txt": "UNTOUCHED-SECRET\n", "docs/x.md": "docs\n", "README": "readme\n"} {
+		writeFile(t, filepath.Join(fx.proj, p), c)
+	}
+	script := `ls >/dev/null && ls src >/dev/null && cat data/input.txt src/m.txt`
+	out := filepath.Join(t.TempDir(), "sbx.json")
+	stdout, stderr, code := fx.sbx(t, "learn", "--learn-net", "off", "--output", out, "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\nmodule\n" {
+		t.Fatalf("learn: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	pol, _ := os.ReadFile(out)
+	stdout, stderr, code = fx.sbx(t, "--settings", out, "--reads", "declared", "--fail-on-violation", "--", "/bin/sh", "-c", script)
+	if code != 0 || stdout != "data from the project\nmodule\n" {
+		t.Fatalf("replay: exit %d, stdout %q:\n%s\npolicy:\n%s", code, stdout, stderr, pol)
+	}
+	stdout, _, _ = fx.sbx(t, "--settings", out, "--reads", "declared", "--", "/bin/sh", "-c", "cat src/secret.txt README docs/x.md 2>/dev/null; true")
+	if stdout != "" {
+		t.Fatalf("the replay shows what the command never touched: %q\npolicy:\n%s", stdout, pol)
+	}
+}
