@@ -18,7 +18,7 @@ import (
 // learned is a Result with one entry in every list, on a real host tree.
 func learned(t *testing.T) (*fixture, *Result) {
 	f := newFixture(t)
-	tree(t, f.root, "home/proj/data/a", "home/proj/src/x", "home/.config/t/c.toml", "home/proj/out/", "home/proj/we*ird/f")
+	tree(t, f.root, "home/proj/data/a", "home/proj/src/x", "home/proj/src/y", "home/.config/t/c.toml", "home/proj/out/", "home/proj/we*ird/f")
 	sock := filepath.Join(f.cwd, "s.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -28,6 +28,7 @@ func learned(t *testing.T) (*fixture, *Result) {
 	r := f.build(t, Observed{
 		Paths: map[string]Access{
 			filepath.Join(f.cwd, "data/a"):                Read,
+			filepath.Join(f.cwd, "src"):                   List,
 			filepath.Join(f.home, ".config/t/c.toml"):     Read,
 			filepath.Join(f.cwd, "we*ird/f"):              Read,
 			filepath.Join(f.cwd, "out"):                   Write | Dir,
@@ -92,8 +93,13 @@ func TestFormatsLoad(t *testing.T) {
 			if !slices.Equal(p.Network.AllowUnixSockets, r.AllowUnixSockets) {
 				t.Errorf("allowUnixSockets %q, want %q", p.Network.AllowUnixSockets, r.AllowUnixSockets)
 			}
-			if len(r.AllowRead) != 3 || len(r.AllowWrite) != 2 || len(r.AllowedDomains) != 1 || len(r.AllowUnixSockets) != 1 || len(r.Presets) != 1 {
-				t.Errorf("fixture: read %q write %q hosts %q sockets %q presets %q", r.AllowRead, r.AllowWrite, r.AllowedDomains, r.AllowUnixSockets, r.Presets)
+			for _, d := range r.DenyRead {
+				if !slices.Contains(p.Filesystem.DenyRead, d) {
+					t.Errorf("denyRead lacks %s: %q\n%s", d, p.Filesystem.DenyRead, data)
+				}
+			}
+			if len(r.AllowRead) != 4 || len(r.DenyRead) != 2 || len(r.AllowWrite) != 2 || len(r.AllowedDomains) != 1 || len(r.AllowUnixSockets) != 1 || len(r.Presets) != 1 {
+				t.Errorf("fixture: read %q deny %q write %q hosts %q sockets %q presets %q", r.AllowRead, r.DenyRead, r.AllowWrite, r.AllowedDomains, r.AllowUnixSockets, r.Presets)
 			}
 			if strings.Contains(string(data), f.root) {
 				t.Errorf("paths not relative to the project or HOME:\n%s", data)
