@@ -453,28 +453,7 @@ func (b *builder) denials() error {
 		if err != nil {
 			return err
 		}
-		var denied []string
-		for _, d := range p.Filesystem.DenyRead {
-			if d != "/" {
-				denied = append(denied, d)
-			}
-		}
-		for _, g := range got {
-			if WithinAny(g, denied) {
-				p.Notes = append(p.Notes, fmt.Sprintf("--reads declared: %s is denied for reading; not re-opened for the program", g))
-				continue
-			}
-			// Managed wins: what the managed settings deny (a managed
-			// "/" too, outside its own allowRead), the runtime sbx
-			// derives does not re-open.
-			if m.reopens("allowRead", g) {
-				p.Notes = append(p.Notes, fmt.Sprintf("--reads declared: %s is not readable under the managed settings; not re-opened for the program", g))
-				continue
-			}
-			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, g)
-			m.add("allowRead", g, "--reads declared")
-		}
-		p.Filesystem.AllowRead = dedupe(p.Filesystem.AllowRead)
+		declareReads(p, m, got, "--reads declared", "not re-opened for the program")
 	}
 	if in.Self != "" {
 		if self, err := filepath.EvalSymlinks(in.Self); err == nil {
@@ -605,25 +584,43 @@ func (b *builder) network() error {
 	// declared: an allowed socket is declared by its allowance, so it is
 	// there to connect to, unless another deny hides it.
 	if slices.Contains(p.Filesystem.DenyRead, "/") && !p.Network.AllowAllUnixSockets {
-		var denied []string
-		for _, d := range p.Filesystem.DenyRead {
-			if d != "/" {
-				denied = append(denied, d)
-			}
-		}
+		var hidden []string
 		for _, s := range socks {
-			if WithinAny(s, p.Filesystem.AllowRead) || WithinAny(s, p.Filesystem.AllowWrite) || WithinAny(s, denied) {
-				continue
+			if !WithinAny(s, p.Filesystem.AllowRead) && !WithinAny(s, p.Filesystem.AllowWrite) {
+				hidden = append(hidden, s)
 			}
-			if m.reopens("allowRead", s) { // managed wins
-				p.Notes = append(p.Notes, fmt.Sprintf("allowUnixSockets: %s is not readable under the managed settings; not shown in the empty root", s))
-				continue
-			}
-			p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, s)
-			m.add("allowRead", s, "allowUnixSockets")
 		}
+		declareReads(p, m, hidden, "allowUnixSockets", "not shown in the empty root")
 	}
 	return nil
+}
+
+// declareReads makes paths readable in an empty root (denyRead "/"),
+// each named as coming from from in --dry-run's sources. It never
+// re-opens a path another denyRead holds (a script's own #! line, or a
+// socket's allowance, must not undo a credential mask), nor one the
+// managed settings deny (managed wins, a managed "/" too outside its own
+// allowRead): such a path is left out with a note ending in skipped.
+func declareReads(p *Policy, m *merged, paths []string, from, skipped string) {
+	var denied []string
+	for _, d := range p.Filesystem.DenyRead {
+		if d != "/" {
+			denied = append(denied, d)
+		}
+	}
+	for _, g := range paths {
+		if WithinAny(g, denied) {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: %s is denied for reading; %s", from, g, skipped))
+			continue
+		}
+		if m.reopens("allowRead", g) {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: %s is not readable under the managed settings; %s", from, g, skipped))
+			continue
+		}
+		p.Filesystem.AllowRead = append(p.Filesystem.AllowRead, g)
+		m.add("allowRead", g, from)
+	}
+	p.Filesystem.AllowRead = dedupe(p.Filesystem.AllowRead)
 }
 
 // process validates the command and its flags, fills Process, and, for a
