@@ -6,6 +6,7 @@ import (
 
 	"github.com/sbx-sh/sbx/learn"
 	"github.com/sbx-sh/sbx/ns"
+	"github.com/sbx-sh/sbx/policy"
 	"github.com/sbx-sh/sbx/seccomp"
 	"github.com/sbx-sh/sbx/violations"
 	"golang.org/x/sys/unix"
@@ -332,7 +333,7 @@ func (o *fileObserver) noteExe(rec *learn.Recorder, pid int) {
 // would grant it: reaching a host daemon is a decision for the caller,
 // not for a learning run.
 func learnSocket(rec *learn.Recorder, cwd, resolved string, _ *unix.Stat_t) bool {
-	if cwd == "" || resolved == "" || !(resolved == cwd || strings.HasPrefix(resolved, strings.TrimSuffix(cwd, "/")+"/")) {
+	if cwd == "" || resolved == "" || !policy.Within(resolved, cwd) {
 		return false
 	}
 	var host unix.Stat_t
