@@ -110,6 +110,7 @@ type builder struct {
 	writes  map[string]bool   // existing paths written, or directories that must be writable
 	created map[string]bool   // topmost created paths (missing on the host) → is a directory
 	presetU map[string]bool   // preset dirs used
+	touched map[string]bool   // touchedInCwd, once made
 }
 
 // RuleListed is the rule of a directory the command listed but did not
@@ -338,24 +339,7 @@ func (b *builder) mayGrant(dir string) bool {
 // directory holding something touched is walked into, so that what it
 // holds untouched is found as well.
 func (b *builder) untouched(d string, shown func(string) bool) []string {
-	touched := map[string]bool{}
-	mark := func(p string) {
-		for q := p; policy.Within(q, d) && !touched[q]; q = filepath.Dir(q) {
-			touched[q] = true
-			if q == d {
-				break
-			}
-		}
-	}
-	for p := range b.reads {
-		mark(p)
-	}
-	for p := range b.writes {
-		mark(p)
-	}
-	for p := range b.created {
-		mark(p)
-	}
+	touched := b.touchedInCwd()
 	var out []string
 	var walk func(dir string)
 	walk = func(dir string) {
@@ -379,6 +363,34 @@ func (b *builder) untouched(d string, shown func(string) bool) []string {
 	walk(d)
 	sort.Strings(out)
 	return out
+}
+
+// touchedInCwd is every path in the working directory that the command
+// touched (read, listed, wrote, made) or that holds one, made once for
+// all the listings untouched walks.
+func (b *builder) touchedInCwd() map[string]bool {
+	if b.touched != nil {
+		return b.touched
+	}
+	b.touched = map[string]bool{}
+	mark := func(p string) {
+		for q := p; policy.Within(q, b.cwd) && !b.touched[q]; q = filepath.Dir(q) {
+			b.touched[q] = true
+			if q == b.cwd {
+				break
+			}
+		}
+	}
+	for p := range b.reads {
+		mark(p)
+	}
+	for p := range b.writes {
+		mark(p)
+	}
+	for p := range b.created {
+		mark(p)
+	}
+	return b.touched
 }
 
 // mayHold says whether a directory the run made may be created in dir:
