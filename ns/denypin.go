@@ -71,25 +71,35 @@ func deepestRoot(p string, roots []string) string {
 // for a directory (p lies below it). ok is false when a component on the
 // way is not a directory, or cannot be examined.
 func firstMissing(root, p string) (at string, dir, ok bool) {
-	rest := strings.TrimPrefix(p, root+"/")
-	if root == "/" {
-		rest = strings.TrimPrefix(p, "/")
-	}
-	cur := root
-	comps := strings.Split(rest, "/")
-	for i, c := range comps {
-		cur = filepath.Join(cur, c)
+	steps := stepsBelow(root, p)
+	for i, cur := range steps {
 		st, err := os.Lstat(cur)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return cur, i < len(comps)-1, true
+			return cur, i < len(steps)-1, true
 		case err != nil:
 			return "", false, false
-		case i < len(comps)-1 && !st.IsDir():
+		case i < len(steps)-1 && !st.IsDir():
 			return "", false, false
 		}
 	}
 	return "", false, true
+}
+
+// stepsBelow are the paths from root down to p (which lies in root), one
+// a component below root: for /a, /a/b/c: /a/b, /a/b/c.
+func stepsBelow(root, p string) []string {
+	rest := strings.TrimPrefix(p, root+"/")
+	if root == "/" {
+		rest = strings.TrimPrefix(p, "/")
+	}
+	var out []string
+	cur := root
+	for _, c := range strings.Split(rest, "/") {
+		cur = filepath.Join(cur, c)
+		out = append(out, cur)
+	}
+	return out
 }
 
 // insideOther reports whether p lies strictly inside one of paths that

@@ -376,16 +376,10 @@ func readSmall(path string) (string, error) {
 // anywhere. When p exists, isDir says whether it is a directory; when a
 // component on the way is not a directory, at is "" and isDir nil.
 func firstMissingNoLink(root, p, why string) (at string, dir bool, isDir *bool, err error) {
-	rest := strings.TrimPrefix(p, root+"/")
-	if root == "/" {
-		rest = strings.TrimPrefix(p, "/")
-	}
-	cur := root
-	comps := strings.Split(rest, "/")
-	for i, c := range comps {
-		cur = filepath.Join(cur, c)
+	steps := stepsBelow(root, p)
+	for i, cur := range steps {
 		st, lerr := os.Lstat(cur)
-		last := i == len(comps)-1
+		last := i == len(steps)-1
 		switch {
 		case errors.Is(lerr, fs.ErrNotExist):
 			return cur, !last, nil, nil
